@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of build-asan/ for a bounded time each
+# (default 30 s), starting from its seed corpus. Fails on any crash or leak.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seconds="${1:-30}"
+build="$here/build-asan"
+found=0
+for fuzzer in "$build"/*/fuzz_* "$build"/src/*/fuzz_*; do
+  [[ -x "$fuzzer" ]] || continue
+  found=1
+  name="$(basename "$fuzzer")"
+  seeds="$here/tests/fuzz/${name#fuzz_}"
+  work="$build/fuzz-work/$name"
+  mkdir -p "$work"
+  echo "fuzz: $name for ${seconds}s"
+  args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$work")
+  [[ -d "$seeds" ]] && args+=("$seeds")
+  (cd "$work" && ASAN_OPTIONS=detect_leaks=1 "$fuzzer" "${args[@]}")
+done
+((found)) || { echo "fuzz: no fuzz targets found in $build" >&2; exit 1; }
