@@ -7,7 +7,7 @@ seconds="${1:-30}"
 build="$here/build-asan"
 found=0
 for fuzzer in "$build"/*/fuzz_* "$build"/src/*/fuzz_*; do
-  [[ -x "$fuzzer" ]] || continue
+  [[ -f "$fuzzer" && -x "$fuzzer" ]] || continue
   found=1
   name="$(basename "$fuzzer")"
   seeds="$here/tests/fuzz/${name#fuzz_}"
