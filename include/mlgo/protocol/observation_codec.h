@@ -1,0 +1,62 @@
+//===- mlgo/protocol/observation_codec.h - tensors as agent JSON -*- C++ -*-===//
+///
+/// \file
+/// How observations and actions look to agents.
+///
+/// Observation, JSON encoding: `{"feature":[v0,v1,...],...}` in header order,
+/// each tensor flattened row-major. Integers print exactly; float and double
+/// print in the shortest form that reads back to the same value. Non-finite
+/// values print as `NaN`, `Infinity`, `-Infinity` (what Python's json module
+/// reads); agents that need strict JSON ask for base64.
+///
+/// Observation, base64 encoding: `{"feature":"<base64 of the raw bytes>",...}`,
+/// the tensor's little-endian bytes as clang sent them, so
+/// `numpy.frombuffer(base64.b64decode(s), dtype)` rebuilds it.
+///
+/// Action: a JSON number, or an array of numbers (one per advice element).
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_PROTOCOL_OBSERVATION_CODEC_H
+#define MLGO_PROTOCOL_OBSERVATION_CODEC_H
+
+#include "mlgo/protocol/training_log.h"
+
+#include <llvm/Support/JSON.h>
+
+#include <string>
+
+namespace mlgo::protocol {
+
+enum class TensorEncoding : uint8_t { kJson, kBase64 };
+
+/// Parses "json" / "base64".
+std::optional<TensorEncoding> parseTensorEncoding(std::string_view text);
+
+/// Appends the observation object. `include`, when non-empty, has one flag per
+/// feature; features flagged false are left out.
+void appendObservationJson(std::string& out, const LogHeader& header,
+                           std::span<const std::span<const std::byte>> tensors,
+                           TensorEncoding encoding, std::span<const bool> include = {});
+
+/// Appends one tensor's values as a JSON array (JSON encoding rules above).
+void appendTensorJson(std::string& out, const TensorSpec& spec, std::span<const std::byte> data);
+
+/// Standard base64 (RFC 4648, with padding).
+void appendBase64(std::string& out, std::span<const std::byte> bytes);
+Result<std::vector<std::byte>> decodeBase64(std::string_view text);
+
+/// An action as the agent sent it: one entry per element, kept both as the
+/// exact integer (when the JSON number was integral) and as a double.
+struct ActionValues {
+  std::vector<double> values;
+  std::vector<int64_t> integers; ///< Same length as values when allIntegral.
+  bool allIntegral = true;
+};
+
+/// Reads a JSON number or array of numbers. kInvalidArgument names the rule
+/// broken (not a number, empty array, nested array).
+Result<ActionValues> decodeAction(const llvm::json::Value& action);
+
+} // namespace mlgo::protocol
+
+#endif // MLGO_PROTOCOL_OBSERVATION_CODEC_H
