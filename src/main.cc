@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   mlgo::cli::addCorpusCommands(app, action);
   mlgo::cli::addIr2VecCommands(app, action);
   mlgo::cli::addEnvCommands(app, action);
+  mlgo::cli::addServerCommands(app, action);
 
   try {
     app.parse(argc, argv);

@@ -23,6 +23,8 @@ using Action = std::function<int()>;
 void addCorpusCommands(CLI::App& app, Action& action);
 void addIr2VecCommands(CLI::App& app, Action& action);
 void addEnvCommands(CLI::App& app, Action& action);
+/// The stdio server (no subcommand) and `serve`.
+void addServerCommands(CLI::App& app, Action& action);
 
 } // namespace mlgo::cli
 

@@ -33,6 +33,7 @@ enum class ErrorCode {
   kTimeout,         ///< A deadline passed.
   kCompiler,        ///< The compiler failed, crashed or misbehaved.
   kUnsupported,     ///< The request is valid but this build/clang cannot do it.
+  kBusy,            ///< A configured limit is reached (open episodes, queue); retry later.
   kInternal,        ///< A broken invariant of our own.
 };
 

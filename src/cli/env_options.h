@@ -1,0 +1,36 @@
+//===- src/cli/env_options.h - flags shared by environment commands -*- C++ -*-===//
+///
+/// \file
+/// The options every command that runs episodes takes (serve, the default
+/// stdio server, info, trace): --corpus, --problem, --clang, --jobs, --seed,
+/// --cache-dir, --compile-timeout, --max-observations and friends. They are
+/// registered on each such (sub)command and collected into
+/// env::EnvironmentOptions by finish().
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_CLI_ENV_OPTIONS_H
+#define MLGO_CLI_ENV_OPTIONS_H
+
+#include "mlgo/env/environment.h"
+
+#include <CLI/CLI.hpp>
+
+namespace mlgo::cli {
+
+struct EnvironmentFlags {
+  env::EnvironmentOptions options;
+  double compileTimeoutSeconds = 600;
+  std::string sampler = "round-robin";
+  uint64_t seed = 0;
+  bool noDiskCache = false;
+  std::vector<std::string> deleteFlags, replaceFlags, addFlags;
+
+  /// Adds the flags to `command`.
+  void addTo(CLI::App* command);
+  /// Validates and returns the options (kInvalidArgument naming the flag).
+  Result<env::EnvironmentOptions> finish() const;
+};
+
+} // namespace mlgo::cli
+
+#endif // MLGO_CLI_ENV_OPTIONS_H

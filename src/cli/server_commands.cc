@@ -1,0 +1,87 @@
+//===- src/cli/server_commands.cc - serving agents ------------------------===//
+///
+/// `mlgo-env [flags]` serves on stdio; `mlgo-env serve --listen=ADDR [flags]`
+/// serves on a socket. Both take the environment flags (env_options.h).
+///
+//===----------------------------------------------------------------------===//
+#include "cli/commands.h"
+#include "cli/env_options.h"
+
+#include "server.h"
+
+#include <csignal>
+#include <cstdio>
+
+namespace mlgo::cli {
+namespace {
+
+struct ServeFlags {
+  EnvironmentFlags env;
+  std::string listen;
+  double agentTimeoutSeconds = 600;
+  size_t maxLineBytes = 1 << 20;
+  unsigned workers = 0;
+};
+
+void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
+  flags.env.addTo(command);
+  if (socket)
+    command->add_option("--listen", flags.listen,
+                        "HOST:PORT (loopback unless named otherwise) or unix:PATH")
+        ->required();
+  command->add_option("--agent-timeout", flags.agentTimeoutSeconds,
+                      "seconds an episode waits for its agent before it is closed")
+      ->capture_default_str();
+  command->add_option("--max-line-bytes", flags.maxLineBytes, "longest request line accepted")
+      ->capture_default_str();
+  command->add_option("--workers", flags.workers,
+                      "threads running blocking calls (default: jobs + 2)");
+}
+
+int runServe(const ServeFlags& flags) {
+  auto options = flags.env.finish();
+  if (!options) {
+    std::fprintf(stderr, "mlgo-env: %s\n", options.error().message().c_str());
+    return 2;
+  }
+  if (!(flags.agentTimeoutSeconds > 0)) {
+    std::fprintf(stderr, "mlgo-env: --agent-timeout must be positive\n");
+    return 2;
+  }
+  auto environment = env::Environment::create(*options);
+  if (!environment) {
+    std::fprintf(stderr, "mlgo-env: %s\n", environment.error().message().c_str());
+    return 1;
+  }
+  // Writes to a vanished agent must fail with EPIPE, not kill the server.
+  std::signal(SIGPIPE, SIG_IGN);
+  server::ServerOptions serverOptions;
+  serverOptions.listen = flags.listen;
+  serverOptions.limits.maxLineBytes = flags.maxLineBytes;
+  serverOptions.workers = flags.workers;
+  serverOptions.agentTimeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.agentTimeoutSeconds * 1000));
+  auto status = server::serve(**environment, serverOptions);
+  if (!status.ok()) {
+    std::fprintf(stderr, "mlgo-env: %s\n", status.error().message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+void addServerCommands(CLI::App& app, Action& action) {
+  static ServeFlags stdioFlags, socketFlags;
+  addServeFlags(&app, stdioFlags, false);
+  auto* serve = app.add_subcommand("serve", "serve agents on a TCP or Unix socket");
+  addServeFlags(serve, socketFlags, true);
+  serve->callback([&action] { action = [] { return runServe(socketFlags); }; });
+  // Without a subcommand, mlgo-env serves on stdio (main() runs this).
+  app.callback([&app, &action] {
+    if (!action && app.get_subcommands().empty())
+      action = [] { return runServe(stdioFlags); };
+  });
+}
+
+} // namespace mlgo::cli
