@@ -1,0 +1,195 @@
+//===- tests/support/server_process.h - mlgo-env serve as a child -*- C++ -*-===//
+///
+/// \file
+/// Test helpers: runs `mlgo-env serve` as a child process on a Unix socket in
+/// a private temp directory, and a blocking line client for it.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_TESTS_SUPPORT_SERVER_PROCESS_H
+#define MLGO_TESTS_SUPPORT_SERVER_PROCESS_H
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace mlgo::testing {
+
+/// A blocking newline-delimited client over a connected socket.
+class LineClient {
+public:
+  explicit LineClient(int fd = -1) : fd_(fd) {}
+  LineClient(LineClient&& o) noexcept : fd_(o.fd_), buffer_(std::move(o.buffer_)) { o.fd_ = -1; }
+  LineClient& operator=(LineClient&& o) noexcept {
+    if (this != &o) {
+      close();
+      fd_ = o.fd_;
+      buffer_ = std::move(o.buffer_);
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  ~LineClient() { close(); }
+
+  static LineClient connectUnix(const std::string& path) {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+    return LineClient(fd);
+  }
+
+  bool connected() const { return fd_ >= 0; }
+
+  bool send(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0)
+        return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  bool sendLine(std::string line) { return send(line + "\n"); }
+
+  /// The next line without its newline; empty optional at EOF.
+  std::optional<std::string> readLine() {
+    for (;;) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      char chunk[65536];
+      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0)
+        return std::nullopt;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  std::string call(const std::string& line) {
+    if (!sendLine(line))
+      return "<send failed>";
+    return readLine().value_or("<eof>");
+  }
+
+  void close() {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = -1;
+  }
+
+private:
+  int fd_;
+  std::string buffer_;
+};
+
+/// `mlgo-env serve --listen=unix:<tmp>/s.sock <args>`; stops it (SIGTERM) on
+/// destruction.
+class ServerProcess {
+public:
+  explicit ServerProcess(std::vector<std::string> args) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mlgo-srv-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+      return;
+    dir_ = tmpl;
+    socket_ = (dir_ / "s.sock").string();
+    log_ = (dir_ / "stderr.log").string();
+    std::vector<std::string> argv = {MLGO_ENV_EXE, "serve", "--listen=unix:" + socket_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> raw;
+    for (auto& a : argv)
+      raw.push_back(a.data());
+    raw.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    if (posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), environ) != 0)
+      pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      if (log().find("listening on") != std::string::npos)
+        return;
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  ~ServerProcess() {
+    stop();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& socketPath() const { return socket_; }
+  LineClient connect() const { return LineClient::connectUnix(socket_); }
+
+  std::string log() const {
+    std::ifstream in(log_);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+
+  /// SIGTERM, then wait; returns the exit status (or -1).
+  int stop() {
+    if (pid_ <= 0)
+      return exitStatus_;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return exitStatus_;
+  }
+
+  /// Child processes of the server (its clang compiles).
+  std::vector<pid_t> children() const {
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task", ec)) {
+      std::ifstream in(task.path() / "children");
+      pid_t child;
+      while (in >> child)
+        out.push_back(child);
+    }
+    return out;
+  }
+
+private:
+  std::filesystem::path dir_;
+  std::string socket_, log_;
+  pid_t pid_ = -1;
+  int exitStatus_ = -1;
+};
+
+} // namespace mlgo::testing
+
+#endif // MLGO_TESTS_SUPPORT_SERVER_PROCESS_H
