@@ -9,19 +9,23 @@ namespace mlgo::server {
 namespace asio = boost::asio;
 using protocol::rpc::Code;
 
-Connection::Connection(asio::io_context& io, Dispatcher& dispatcher, FairExecutor& executor,
+Connection::Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
                        ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed)
-    : io_(io), dispatcher_(dispatcher), executor_(executor), limits_(limits), id_(id),
-      peer_(std::move(peer)), onClosed_(std::move(onClosed)), idleTimer_(io) {}
+    : strand_(std::move(strand)), dispatcher_(dispatcher), executor_(executor), limits_(limits),
+      id_(id), peer_(std::move(peer)), onClosed_(std::move(onClosed)), idleTimer_(strand_) {}
 
 void Connection::start() {
-  readMore();
-  armIdleTimer();
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    self->readMore();
+    self->armIdleTimer();
+  });
 }
 
 void Connection::shutdown() {
-  lines_.clear();
-  onPeerGone("server shutting down");
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    self->lines_.clear();
+    self->onPeerGone("server shutting down");
+  });
 }
 
 void Connection::readMore() {
@@ -113,14 +117,16 @@ void Connection::handleLine(std::string text) {
       continue;
     }
     const auto& request = std::get<protocol::rpc::Request>(item);
-    if (!Dispatcher::isBlocking(request.method)) {
+    if (!Dispatcher::isBlocking(request.method) || (!batch && request.method == "step")) {
       done(i, dispatcher_.handle(request, episodes_));
       continue;
     }
     executor_.post(id_, [this, self, decoded, i, done] {
       auto reply =
           dispatcher_.handle(std::get<protocol::rpc::Request>(decoded->items[i]), episodes_);
-      asio::post(io_, [done, i, reply = std::move(reply)]() mutable { done(i, std::move(reply)); });
+      asio::post(strand_, [done, i, reply = std::move(reply)]() mutable {
+        done(i, std::move(reply));
+      });
     });
   }
 }
@@ -220,7 +226,7 @@ void Connection::onPeerGone(const char* why) {
   // Closing episodes kills compilers and may block: off the I/O thread.
   executor_.post(id_, [self = shared_from_this()] {
     self->dispatcher_.closeAll(self->episodes_);
-    asio::post(self->io_, [self] { self->closeStepDone(); });
+    asio::post(self->strand_, [self] { self->closeStepDone(); });
   });
 }
 

@@ -15,8 +15,12 @@
 /// - When the peer goes away, every episode of the connection is closed and
 ///   its compiler killed.
 ///
-/// Threading: every handler runs on the server's single I/O thread; blocking
-/// environment calls run on the executor and post their results back.
+/// Threading: the server runs its I/O context on several threads; every
+/// handler of a connection runs on the connection's strand. A lone `step`
+/// runs inline on that strand (it blocks only until clang's next decision,
+/// and answering from the same thread saves two thread hand-offs per step);
+/// resets, closes and the items of a batch run on the FairExecutor (resets
+/// queue fairly across connections) and post their results back.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_SERVER_CONNECTION_H
@@ -43,15 +47,17 @@ struct ConnectionLimits {
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
   using OnClosed = std::function<void(uint64_t id)>;
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-  Connection(boost::asio::io_context& io, Dispatcher& dispatcher, FairExecutor& executor,
+  Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
              ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed);
   virtual ~Connection() = default;
 
   void start();
   /// Stops reading and closes the transport; episodes are closed as for a
-  /// vanished peer. Safe to call more than once.
+  /// vanished peer. Safe to call more than once, from any thread.
   void shutdown();
+  const Strand& strand() const { return strand_; }
 
   uint64_t id() const { return id_; }
   const std::string& peer() const { return peer_; }
@@ -64,7 +70,7 @@ protected:
   virtual void asyncWrite(const std::string& data, WriteHandler handler) = 0;
   virtual void closeTransport() = 0;
 
-  boost::asio::io_context& io_;
+  Strand strand_;
 
 private:
   void readMore();
@@ -105,10 +111,10 @@ private:
 /// A Connection over any Asio stream socket or descriptor.
 template <typename Stream> class StreamConnection final : public Connection {
 public:
-  StreamConnection(Stream stream, boost::asio::io_context& io, Dispatcher& dispatcher,
-                   FairExecutor& executor, ConnectionLimits limits, uint64_t id, std::string peer,
-                   OnClosed onClosed)
-      : Connection(io, dispatcher, executor, limits, id, std::move(peer), std::move(onClosed)),
+  StreamConnection(Stream stream, Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
+                   ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed)
+      : Connection(std::move(strand), dispatcher, executor, limits, id, std::move(peer),
+                   std::move(onClosed)),
         stream_(std::move(stream)) {}
 
 protected:
@@ -134,10 +140,11 @@ private:
 class StdioConnection final : public Connection {
 public:
   StdioConnection(boost::asio::posix::stream_descriptor in,
-                  boost::asio::posix::stream_descriptor out, boost::asio::io_context& io,
+                  boost::asio::posix::stream_descriptor out, Strand strand,
                   Dispatcher& dispatcher, FairExecutor& executor, ConnectionLimits limits,
                   OnClosed onClosed)
-      : Connection(io, dispatcher, executor, limits, 0, "stdio", std::move(onClosed)),
+      : Connection(std::move(strand), dispatcher, executor, limits, 0, "stdio",
+                   std::move(onClosed)),
         in_(std::move(in)), out_(std::move(out)) {}
 
 protected:

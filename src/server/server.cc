@@ -57,14 +57,16 @@ Result<ListenAddress> parseListenAddress(std::string_view text) {
 
 namespace {
 
-/// Owns the I/O context, the executor and the live connections.
+/// Owns the I/O context, the executor and the live connections. The
+/// acceptors, the signal set and the connection table live on serverStrand_.
 class Server {
 public:
   Server(env::Environment& environment, const ServerOptions& options)
       : options_(options),
         dispatcher_(environment, DispatcherOptions{options.agentTimeout}),
-        executor_(options.workers ? options.workers : environment.describe().jobs + 2),
-        signals_(io_, SIGINT, SIGTERM) {}
+        threads_(options.workers ? options.workers : environment.describe().jobs + 2),
+        executor_(threads_), serverStrand_(asio::make_strand(io_)),
+        signals_(serverStrand_, SIGINT, SIGTERM) {}
 
   Status run(const ListenAddress& address) {
     signals_.async_wait([this](boost::system::error_code ec, int signal) {
@@ -78,7 +80,13 @@ public:
                                                                  : startUnix(address);
     if (!started.ok())
       return started;
+    // Several I/O threads: a connection blocked in a step holds only one.
+    std::vector<std::thread> ioThreads;
+    for (unsigned i = 1; i < threads_; ++i)
+      ioThreads.emplace_back([this] { io_.run(); });
     io_.run();
+    for (auto& t : ioThreads)
+      t.join();
     if (!unixPath_.empty())
       std::filesystem::remove(unixPath_);
     return Status::success();
@@ -87,14 +95,15 @@ public:
 private:
   Status startStdio() {
     boost::system::error_code ec;
-    asio::posix::stream_descriptor in(io_), out(io_);
+    auto strand = asio::make_strand(io_);
+    asio::posix::stream_descriptor in(strand), out(strand);
     in.assign(pollable(STDIN_FILENO, true), ec);
     if (!ec)
       out.assign(pollable(STDOUT_FILENO, false), ec);
     if (ec)
       return makeError(ErrorCode::kIo, "cannot serve on stdio: {}", ec.message());
     stdio_ = true;
-    adopt(std::make_shared<StdioConnection>(std::move(in), std::move(out), io_, dispatcher_,
+    adopt(std::make_shared<StdioConnection>(std::move(in), std::move(out), strand, dispatcher_,
                                             executor_, options_.limits, closer()));
     announce("stdio");
     return Status::success();
@@ -108,7 +117,7 @@ private:
                    address.host.c_str());
     boost::system::error_code ec;
     tcp::endpoint endpoint(asio::ip::make_address(address.host), address.port);
-    tcpAcceptor_.emplace(io_);
+    tcpAcceptor_.emplace(serverStrand_);
     tcpAcceptor_->open(endpoint.protocol(), ec);
     if (!ec)
       tcpAcceptor_->set_option(tcp::acceptor::reuse_address(true), ec);
@@ -132,7 +141,8 @@ private:
         return makeError(ErrorCode::kIo, "cannot listen on unix:{}: a file that is not a socket "
                          "exists there", address.path);
       // A socket nobody answers on is a dead server's leftover.
-      unix_socket::socket probe(io_);
+      asio::io_context probeContext;
+      unix_socket::socket probe(probeContext);
       boost::system::error_code ec;
       probe.connect(unix_socket::endpoint(address.path), ec);
       if (!ec)
@@ -141,7 +151,7 @@ private:
       std::filesystem::remove(address.path);
     }
     boost::system::error_code ec;
-    unixAcceptor_.emplace(io_);
+    unixAcceptor_.emplace(serverStrand_);
     unixAcceptor_->open(unix_socket(), ec);
     mode_t old = ::umask(0177); // The socket file is created 0600.
     if (!ec)
@@ -160,7 +170,9 @@ private:
   }
 
   void acceptTcp() {
-    tcpAcceptor_->async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    auto strand = asio::make_strand(io_);
+    tcpAcceptor_->async_accept(strand, [this, strand](boost::system::error_code ec,
+                                                      tcp::socket socket) {
       if (ec == asio::error::operation_aborted || stopping_)
         return;
       if (!ec) {
@@ -170,7 +182,7 @@ private:
         std::string name = peerError ? "tcp" : fmt::format("{}:{}", peer.address().to_string(),
                                                            peer.port());
         adopt(std::make_shared<StreamConnection<tcp::socket>>(
-            std::move(socket), io_, dispatcher_, executor_, options_.limits, nextId_++, name,
+            std::move(socket), strand, dispatcher_, executor_, options_.limits, nextId_++, name,
             closer()));
       }
       acceptTcp();
@@ -178,14 +190,15 @@ private:
   }
 
   void acceptUnix() {
+    auto strand = asio::make_strand(io_);
     unixAcceptor_->async_accept(
-        [this](boost::system::error_code ec, unix_socket::socket socket) {
+        strand, [this, strand](boost::system::error_code ec, unix_socket::socket socket) {
           if (ec == asio::error::operation_aborted || stopping_)
             return;
           if (!ec) {
             uint64_t id = nextId_++;
             adopt(std::make_shared<StreamConnection<unix_socket::socket>>(
-                std::move(socket), io_, dispatcher_, executor_, options_.limits, id,
+                std::move(socket), strand, dispatcher_, executor_, options_.limits, id,
                 fmt::format("unix#{}", id), closer()));
           }
           acceptUnix();
@@ -197,11 +210,14 @@ private:
     connection->start();
   }
 
+  /// Runs on the connection's strand; the bookkeeping moves to ours.
   Connection::OnClosed closer() {
     return [this](uint64_t id) {
-      connections_.erase(id);
-      if ((stdio_ || stopping_) && connections_.empty())
-        finish();
+      asio::post(serverStrand_, [this, id] {
+        connections_.erase(id);
+        if ((stdio_ || stopping_) && connections_.empty())
+          finish();
+      });
     };
   }
 
@@ -275,7 +291,9 @@ private:
   ServerOptions options_;
   asio::io_context io_;
   Dispatcher dispatcher_;
+  unsigned threads_;
   FairExecutor executor_;
+  Connection::Strand serverStrand_;
   asio::signal_set signals_;
   std::optional<tcp::acceptor> tcpAcceptor_;
   std::optional<unix_socket::acceptor> unixAcceptor_;

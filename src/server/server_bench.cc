@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using namespace mlgo;
@@ -102,6 +103,20 @@ fs::path recordCorpus(const Setup& setup, const fs::path& dir) {
   std::printf("%s: recorded %d observations of %s (%zu bytes)\n", setup.problem.c_str(),
               capture.answers, setup.module.c_str(), capture.stream.size());
   return dir / "corpus";
+}
+
+/// CPU seconds (user + system) a process has used so far.
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto fields = text.substr(text.rfind(')') + 2);
+  std::istringstream words(fields);
+  std::string skip;
+  for (int i = 0; i < 11; ++i) // fields 3..13
+    words >> skip;
+  double utime = 0, stime = 0;
+  words >> utime >> stime;
+  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 std::string call(testing::LineClient& client, const std::string& method,
@@ -190,6 +205,7 @@ void benchProblem(const Setup& setup, int episodes) {
     std::exit(1);
   }
   auto client = server.connect();
+  double serverCpuBefore = cpuSeconds(server.pid());
   std::vector<double> perStep;
   uint64_t totalSteps = 0;
   double totalSeconds = 0;
@@ -225,7 +241,11 @@ void benchProblem(const Setup& setup, int episodes) {
     totalSeconds += seconds;
     perStep.push_back(seconds / static_cast<double>(steps) * 1e6);
   }
+  double serverCpu = cpuSeconds(server.pid()) - serverCpuBefore;
   std::sort(perStep.begin(), perStep.end());
+  std::printf("%s: server process CPU time (its own, without the compiler): %.1f us per step "
+              "(resets included)\n",
+              setup.problem.c_str(), serverCpu / static_cast<double>(totalSteps) * 1e6);
   std::printf("%s: C++ client over a Unix socket: %d episodes, %llu steps, median %.1f us per "
               "step round trip (min %.1f, max %.1f), %.0f steps/s overall (final steps, which "
               "wait for the compile to end and be scored, included)\n",
