@@ -45,86 +45,78 @@ Error notRepresentable(const TensorSpec& spec, std::string value) {
                    spec.name(), value, spelling(spec.type()));
 }
 
+/// Whether `v` is representable in the advice's element type.
+bool representable(ElementType type, int64_t v) {
+  switch (type) {
+  case ElementType::kInt8: return fitsInteger<int8_t>(v);
+  case ElementType::kUInt8: return fitsInteger<uint8_t>(v);
+  case ElementType::kInt16: return fitsInteger<int16_t>(v);
+  case ElementType::kUInt16: return fitsInteger<uint16_t>(v);
+  case ElementType::kInt32: return fitsInteger<int32_t>(v);
+  case ElementType::kUInt32: return fitsInteger<uint32_t>(v);
+  case ElementType::kUInt64: return fitsInteger<uint64_t>(v);
+  case ElementType::kInt64:
+  case ElementType::kFloat:
+  case ElementType::kDouble: return true;
+  }
+  return false;
+}
+
+bool representable(ElementType type, double v) {
+  switch (type) {
+  case ElementType::kFloat:
+    return !std::isfinite(v) || std::fabs(v) <= std::numeric_limits<float>::max();
+  case ElementType::kDouble: return true;
+  case ElementType::kInt8: return fitsIntegral<int8_t>(v);
+  case ElementType::kUInt8: return fitsIntegral<uint8_t>(v);
+  case ElementType::kInt16: return fitsIntegral<int16_t>(v);
+  case ElementType::kUInt16: return fitsIntegral<uint16_t>(v);
+  case ElementType::kInt32: return fitsIntegral<int32_t>(v);
+  case ElementType::kUInt32: return fitsIntegral<uint32_t>(v);
+  case ElementType::kInt64: return fitsIntegral<int64_t>(v);
+  case ElementType::kUInt64: return fitsIntegral<uint64_t>(v);
+  }
+  return false;
+}
+
+/// Converts one checked value to the element type and stores it.
+template <typename V> void storeAs(ElementType type, std::byte* dst, size_t i, V v) {
+  switch (type) {
+  case ElementType::kFloat: store(dst, i, static_cast<float>(v)); break;
+  case ElementType::kDouble: store(dst, i, static_cast<double>(v)); break;
+  case ElementType::kInt8: store(dst, i, static_cast<int8_t>(v)); break;
+  case ElementType::kUInt8: store(dst, i, static_cast<uint8_t>(v)); break;
+  case ElementType::kInt16: store(dst, i, static_cast<int16_t>(v)); break;
+  case ElementType::kUInt16: store(dst, i, static_cast<uint16_t>(v)); break;
+  case ElementType::kInt32: store(dst, i, static_cast<int32_t>(v)); break;
+  case ElementType::kUInt32: store(dst, i, static_cast<uint32_t>(v)); break;
+  case ElementType::kInt64: store(dst, i, static_cast<int64_t>(v)); break;
+  case ElementType::kUInt64: store(dst, i, static_cast<uint64_t>(v)); break;
+  }
+}
+
+/// Checks every value first, so nothing is written on error.
+template <typename V>
+Status encodeValues(const TensorSpec& spec, std::span<const V> values, std::span<std::byte> out) {
+  MLGO_TRY(checkShape(spec, values.size(), out.size()));
+  for (V v : values)
+    if (!representable(spec.type(), v))
+      return notRepresentable(spec, fmt::format("{}", v));
+  for (size_t i = 0; i < values.size(); ++i)
+    storeAs(spec.type(), out.data(), i, values[i]);
+  return Status::success();
+}
+
 } // namespace
 
 Status encodeAdvice(const TensorSpec& spec, std::span<const int64_t> values,
                     std::span<std::byte> out) {
-  MLGO_TRY(checkShape(spec, values.size(), out.size()));
-  for (int64_t v : values) {
-    bool ok = true;
-    switch (spec.type()) {
-    case ElementType::kInt8: ok = fitsInteger<int8_t>(v); break;
-    case ElementType::kUInt8: ok = fitsInteger<uint8_t>(v); break;
-    case ElementType::kInt16: ok = fitsInteger<int16_t>(v); break;
-    case ElementType::kUInt16: ok = fitsInteger<uint16_t>(v); break;
-    case ElementType::kInt32: ok = fitsInteger<int32_t>(v); break;
-    case ElementType::kUInt32: ok = fitsInteger<uint32_t>(v); break;
-    case ElementType::kUInt64: ok = fitsInteger<uint64_t>(v); break;
-    case ElementType::kInt64:
-    case ElementType::kFloat:
-    case ElementType::kDouble: break;
-    }
-    if (!ok)
-      return notRepresentable(spec, std::to_string(v));
-  }
-  std::byte* dst = out.data();
-  for (size_t i = 0; i < values.size(); ++i) {
-    int64_t v = values[i];
-    switch (spec.type()) {
-    case ElementType::kFloat: store(dst, i, static_cast<float>(v)); break;
-    case ElementType::kDouble: store(dst, i, static_cast<double>(v)); break;
-    case ElementType::kInt8: store(dst, i, static_cast<int8_t>(v)); break;
-    case ElementType::kUInt8: store(dst, i, static_cast<uint8_t>(v)); break;
-    case ElementType::kInt16: store(dst, i, static_cast<int16_t>(v)); break;
-    case ElementType::kUInt16: store(dst, i, static_cast<uint16_t>(v)); break;
-    case ElementType::kInt32: store(dst, i, static_cast<int32_t>(v)); break;
-    case ElementType::kUInt32: store(dst, i, static_cast<uint32_t>(v)); break;
-    case ElementType::kInt64: store(dst, i, v); break;
-    case ElementType::kUInt64: store(dst, i, static_cast<uint64_t>(v)); break;
-    }
-  }
-  return Status::success();
+  return encodeValues(spec, values, out);
 }
 
 Status encodeAdvice(const TensorSpec& spec, std::span<const double> values,
                     std::span<std::byte> out) {
-  MLGO_TRY(checkShape(spec, values.size(), out.size()));
-  for (double v : values) {
-    bool ok = true;
-    switch (spec.type()) {
-    case ElementType::kFloat:
-      ok = !std::isfinite(v) || std::fabs(v) <= std::numeric_limits<float>::max();
-      break;
-    case ElementType::kDouble: break;
-    case ElementType::kInt8: ok = fitsIntegral<int8_t>(v); break;
-    case ElementType::kUInt8: ok = fitsIntegral<uint8_t>(v); break;
-    case ElementType::kInt16: ok = fitsIntegral<int16_t>(v); break;
-    case ElementType::kUInt16: ok = fitsIntegral<uint16_t>(v); break;
-    case ElementType::kInt32: ok = fitsIntegral<int32_t>(v); break;
-    case ElementType::kUInt32: ok = fitsIntegral<uint32_t>(v); break;
-    case ElementType::kInt64: ok = fitsIntegral<int64_t>(v); break;
-    case ElementType::kUInt64: ok = fitsIntegral<uint64_t>(v); break;
-    }
-    if (!ok)
-      return notRepresentable(spec, fmt::format("{}", v));
-  }
-  std::byte* dst = out.data();
-  for (size_t i = 0; i < values.size(); ++i) {
-    double v = values[i];
-    switch (spec.type()) {
-    case ElementType::kFloat: store(dst, i, static_cast<float>(v)); break;
-    case ElementType::kDouble: store(dst, i, v); break;
-    case ElementType::kInt8: store(dst, i, static_cast<int8_t>(v)); break;
-    case ElementType::kUInt8: store(dst, i, static_cast<uint8_t>(v)); break;
-    case ElementType::kInt16: store(dst, i, static_cast<int16_t>(v)); break;
-    case ElementType::kUInt16: store(dst, i, static_cast<uint16_t>(v)); break;
-    case ElementType::kInt32: store(dst, i, static_cast<int32_t>(v)); break;
-    case ElementType::kUInt32: store(dst, i, static_cast<uint32_t>(v)); break;
-    case ElementType::kInt64: store(dst, i, static_cast<int64_t>(v)); break;
-    case ElementType::kUInt64: store(dst, i, static_cast<uint64_t>(v)); break;
-    }
-  }
-  return Status::success();
+  return encodeValues(spec, values, out);
 }
 
 Result<std::vector<std::byte>> encodeScalarAdvice(const TensorSpec& spec, int64_t value) {

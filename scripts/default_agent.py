@@ -2,40 +2,13 @@
 """Plays inlining episodes following clang's own decision (reward 0 expected).
 
     scripts/default_agent.py --connect unix:/tmp/mlgo.sock --episodes 10
-    scripts/default_agent.py --connect stdio -- build/src/mlgo-env --problem=regalloc
+    scripts/default_agent.py --connect stdio -- build/src/mlgo-env --problem=inlining
 """
-import argparse
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import agents  # noqa: E402
-import mlgo_client  # noqa: E402
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--connect", required=True, help="unix:PATH, HOST:PORT or stdio")
-    parser.add_argument("--episodes", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--module", action="append", help="play these modules (repeatable)")
-    parser.add_argument("--policy", choices=["random", "default"], default="default")
-    parser.add_argument("command", nargs="*", help="with --connect stdio: the mlgo-env command")
-    args = parser.parse_args()
-    client = mlgo_client.connect(args.command if args.connect == "stdio" else args.connect)
-    env = mlgo_client.Env(client)
-    rng = random.Random(args.seed)
-    modules = args.module or [None] * args.episodes
-    print(f"{'module':28} {'steps':>6} {'policy':>12} {'default':>12} {'reward':>9}")
-    for i, module in enumerate(modules):
-        result = agents.play_episode(env, args.policy, rng, module=module, seed=args.seed + i)
-        print(f"{result['module']:28} {result['steps']:6d} {result.get('policy_score', 0):12.1f} "
-              f"{result.get('default_score', 0):12.1f} {result['reward']:9.4f}")
-    env.close()
-    client.close()
-
+import random_agent  # noqa: E402
 
 if __name__ == "__main__":
-    main()
+    random_agent.main(policy="default", doc=__doc__)

@@ -14,14 +14,14 @@ import agents  # noqa: E402
 import mlgo_client  # noqa: E402
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__,
+def main(policy="random", doc=__doc__):
+    parser = argparse.ArgumentParser(description=doc,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connect", required=True, help="unix:PATH, HOST:PORT or stdio")
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--module", action="append", help="play these modules (repeatable)")
-    parser.add_argument("--policy", choices=["random", "default"], default="random")
+    parser.add_argument("--policy", choices=["random", "default"], default=policy)
     parser.add_argument("command", nargs="*", help="with --connect stdio: the mlgo-env command")
     args = parser.parse_args()
     client = mlgo_client.connect(args.command if args.connect == "stdio" else args.connect)
