@@ -77,24 +77,25 @@ void Connection::onRead(boost::system::error_code ec, size_t bytes) {
 }
 
 void Connection::processNextLine() {
-  if (busy_)
-    return;
-  if (lines_.empty() || closed_) {
-    if (peerGone_)
-      onPeerGone("peer closed the connection");
-    return;
+  // A loop, not recursion: lines answered inline finish inside handleLine().
+  while (!busy_) {
+    if (lines_.empty() || closed_) {
+      if (peerGone_)
+        onPeerGone("peer closed the connection");
+      return;
+    }
+    std::string line = std::move(lines_.front());
+    lines_.pop_front();
+    // Tolerate CRLF line ends and blank lines.
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    busy_ = true;
+    handling_ = true;
+    handleLine(std::move(line));
+    handling_ = false;
   }
-  std::string line = std::move(lines_.front());
-  lines_.pop_front();
-  // Tolerate CRLF line ends and blank lines.
-  if (!line.empty() && line.back() == '\r')
-    line.pop_back();
-  if (line.find_first_not_of(" \t\r") == std::string::npos) {
-    processNextLine();
-    return;
-  }
-  busy_ = true;
-  handleLine(std::move(line));
 }
 
 void Connection::handleLine(std::string text) {
@@ -144,6 +145,8 @@ void Connection::finishLine(std::shared_ptr<std::vector<std::optional<std::strin
     send(std::move(*(*replies)[0]));
   }
   busy_ = false;
+  if (handling_)
+    return; // processNextLine()'s loop goes on.
   processNextLine();
   readMore();
 }

@@ -97,6 +97,7 @@ private:
   bool discarding_ = false;    ///< Skipping the rest of an over-long line.
   std::deque<std::string> lines_;
   bool busy_ = false;          ///< A line is being handled.
+  bool handling_ = false;      ///< Inside handleLine() (answers may come synchronously).
   bool reading_ = false;
   bool peerGone_ = false;       ///< No more input will come.
   bool closed_ = false;         ///< Cleanup started (episodes closing).
