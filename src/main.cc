@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   mlgo::cli::addIr2VecCommands(app, action);
   mlgo::cli::addEnvCommands(app, action);
   mlgo::cli::addServerCommands(app, action);
+  mlgo::cli::addTraceCommands(app, action);
 
   try {
     app.parse(argc, argv);

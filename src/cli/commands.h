@@ -25,6 +25,7 @@ void addIr2VecCommands(CLI::App& app, Action& action);
 void addEnvCommands(CLI::App& app, Action& action);
 /// The stdio server (no subcommand) and `serve`.
 void addServerCommands(CLI::App& app, Action& action);
+void addTraceCommands(CLI::App& app, Action& action);
 
 } // namespace mlgo::cli
 

@@ -1,0 +1,60 @@
+//===- trace/trace_policy.h - who decides in a trace -------------*- C++ -*-===//
+///
+/// \file
+/// The policy a trace records. `--policy` takes:
+///
+///  - `default` (the default): the problem's default heuristic. For inlining
+///    that is clang's own decision, which clang reports with every
+///    observation (`inlining_default`); the header names it
+///    `clang-default:inlining_default`. Stock clang does not expose the
+///    default eviction or priority decision, so for the register-allocation
+///    problems `default` means, in order: a development-mode clang's own
+///    training log of its default heuristic, when the probe finds one
+///    (dev_mode_probe.h; header `clang-training-log`); else the problem's
+///    host fallback policy (below), named as such in the header.
+///  - `fallback`: the host fallback policy env/ uses to finish truncated
+///    episodes: `fallback:inlining_default` (inlining),
+///    `fallback:evict-none-else-first-valid` (regalloc: evict nothing when
+///    the mask allows it, else the first valid candidate),
+///    `fallback:constant-priority=<p>` (regalloc-priority).
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_TRACE_TRACE_POLICY_H
+#define MLGO_TRACE_TRACE_POLICY_H
+
+#include "mlgo/env/environment.h"
+
+#include <string>
+#include <string_view>
+
+namespace mlgo::trace {
+
+enum class PolicySource : uint8_t {
+  kClangDefault, ///< StepResult::defaultAction (clang's decision in the stream).
+  kFallback,     ///< StepResult::fallbackAction (the host policy).
+  kTrainingLog,  ///< A development-mode clang's own log (no interactive episode).
+};
+
+struct TracePolicy {
+  PolicySource source = PolicySource::kFallback;
+  /// The header's "policy" value.
+  std::string name;
+
+  /// The action for one decision request (kClangDefault / kFallback only).
+  /// kUnsupported when the step does not carry the decision.
+  Result<env::ActionValue> choose(const env::StepResult& step) const;
+};
+
+/// Resolves `--policy` (`default`, `fallback`; empty = `default`) for a
+/// problem. `developmentLog`: whether the clang can log its own default
+/// decisions for this problem (dev_mode_probe.h). kInvalidArgument for an
+/// unknown policy name.
+Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view requested,
+                                  const env::ProblemOptions& options, bool developmentLog);
+
+/// The host fallback policy's name for a problem (`evict-none-else-first-valid`).
+std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOptions& options);
+
+} // namespace mlgo::trace
+
+#endif // MLGO_TRACE_TRACE_POLICY_H
