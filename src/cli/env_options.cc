@@ -31,6 +31,9 @@ void EnvironmentFlags::addTo(CLI::App* command) {
       ->capture_default_str();
   command->add_option("--max-episodes", o.maxEpisodes, "open episodes at once")
       ->capture_default_str();
+  command->add_option("--temp-dir", o.tempDir,
+                      "parent of per-compile temporary directories (default: $TMPDIR or /tmp; "
+                      "/dev/shm saves time per episode)");
   command->add_flag("--include-default-feature", o.problemOptions.includeDefaultFeature,
                     "inlining: show clang's inlining_default to the agent as a feature");
   command->add_option("--delete-flag", deleteFlags, "drop this flag from recompile commands");

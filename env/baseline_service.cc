@@ -1,0 +1,138 @@
+//===- env/baseline_service.cc - default scores, computed once -------------===//
+#include "baseline_service.h"
+
+namespace mlgo::env {
+
+BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
+                                 std::optional<BaselineCache> cache, std::string clangVersion,
+                                 std::chrono::milliseconds timeout, unsigned workers)
+    : planner_(planner), slots_(slots), cache_(std::move(cache)),
+      clangVersion_(std::move(clangVersion)), timeout_(timeout) {
+  for (unsigned i = 0; i < std::max(workers, 1u); ++i)
+    workers_.emplace_back([this] { workerLoop(); });
+}
+
+BaselineService::~BaselineService() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_)
+    worker.join();
+  // Tasks never started: their promises are destroyed unsatisfied, which
+  // makes their futures hold std::future_error; fail them explicitly.
+  for (auto& task : queue_)
+    task();
+}
+
+Result<std::string> BaselineService::keyFor(const corpus::ModuleSpec& module) {
+  std::error_code ec;
+  auto mtime = std::filesystem::last_write_time(module.bitcodePath, ec);
+  auto size = std::filesystem::file_size(module.bitcodePath, ec);
+  if (ec)
+    return makeError(ErrorCode::kNotFound, "module {}: cannot stat {}: {}", module.name,
+                     module.bitcodePath.string(), ec.message());
+  std::string digest;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = digests_.find(module.name);
+    if (it != digests_.end() && it->second.size == size && it->second.mtime == mtime)
+      digest = it->second.digest;
+  }
+  if (digest.empty()) {
+    auto computed = fileDigest(module.bitcodePath);
+    if (!computed.ok())
+      return computed.error().withContext(fmt::format("module {}", module.name));
+    digest = *computed;
+    std::lock_guard lock(mutex_);
+    digests_[module.name] = Digest{size, mtime, digest};
+  }
+  auto args = planner_.baselineKeyArgs(module);
+  if (!args.ok())
+    return args.error();
+  return baselineKey(digest, *args, clangVersion_);
+}
+
+Result<BaselineService::Handle> BaselineService::request(const corpus::ModuleSpec& module) {
+  auto key = keyFor(module);
+  if (!key.ok())
+    return key.error();
+  auto ready = [](Result<ModuleScore> score) {
+    std::promise<Result<ModuleScore>> promise;
+    promise.set_value(std::move(score));
+    return Handle{promise.get_future().share(), true};
+  };
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = known_.find(*key); it != known_.end())
+      return ready(it->second);
+    if (auto it = rejected_.find(*key); it != rejected_.end())
+      return ready(it->second);
+    if (auto it = inFlight_.find(*key); it != inFlight_.end())
+      return Handle{it->second, false};
+  }
+  std::optional<ModuleScore> stored = cache_ ? cache_->load(*key) : std::nullopt;
+  std::lock_guard lock(mutex_);
+  if (stored) {
+    known_.emplace(*key, *stored);
+    return ready(std::move(*stored));
+  }
+  if (auto it = inFlight_.find(*key); it != inFlight_.end())
+    return Handle{it->second, false};
+  auto promise = std::make_shared<std::promise<Result<ModuleScore>>>();
+  BaselineFuture future = promise->get_future().share();
+  inFlight_.emplace(*key, future);
+  queue_.push_back([this, m = &module, k = *key, promise] { run(m, k, promise); });
+  wake_.notify_one();
+  return Handle{future, false};
+}
+
+void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
+                          std::shared_ptr<std::promise<Result<ModuleScore>>> promise) {
+  auto compute = [&]() -> Result<ModuleScore> {
+    if (stopping_)
+      return makeError(ErrorCode::kInternal, "the environment is shutting down");
+    auto lease = slots_.acquire(Clock::now() + timeout_);
+    if (!lease.ok())
+      return lease.error();
+    auto planned = planner_.baseline(*module);
+    if (!planned.ok())
+      return planned.error();
+    auto report = runCompile(planned->command, timeout_, &stopping_);
+    if (!report.ok())
+      return report.error();
+    return scoreCompile(planner_.problem().scoreKind(), planned->command);
+  };
+  Result<ModuleScore> result = compute();
+  if (!result.ok())
+    result = result.error().withContext(fmt::format("default compile of module {}", module->name));
+  else if (cache_)
+    (void)cache_->store(key, *result); // A failed write only costs a recompile.
+  {
+    std::lock_guard lock(mutex_);
+    if (result.ok())
+      known_.emplace(key, *result);
+    else if (result.error().code() == ErrorCode::kCompiler)
+      rejected_.emplace(key, result.error());
+    inFlight_.erase(key);
+  }
+  promise->set_value(std::move(result));
+}
+
+void BaselineService::workerLoop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_)
+        return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+} // namespace mlgo::env

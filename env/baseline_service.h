@@ -1,0 +1,84 @@
+//===- env/baseline_service.h - default scores, computed once ---*- C++ -*-===//
+///
+/// \file
+/// Private to env/: hands out the default-heuristic score of a module as a
+/// shared future. A score comes from memory, else from the disk cache, else
+/// from a plain compile run on a worker thread (holding a job slot) and then
+/// stored in both. Concurrent requests for the same module share one
+/// compile. A compile that clang rejects (kCompiler) is remembered as such
+/// for the life of the service, since it fails the same way every time;
+/// other failures (timeouts, I/O, cancellation) are retried by a later
+/// request.
+///
+/// Thread-safe. The destructor cancels running compiles (they are killed)
+/// and joins the workers; futures not yet satisfied then hold kInternal.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_BASELINE_SERVICE_H
+#define MLGO_ENV_BASELINE_SERVICE_H
+
+#include "compile_plan.h"
+#include "job_slots.h"
+#include "mlgo/env/baseline_cache.h"
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+namespace mlgo::env {
+
+using BaselineFuture = std::shared_future<Result<ModuleScore>>;
+
+class BaselineService {
+public:
+  BaselineService(const CompilePlanner& planner, JobSlots& slots,
+                  std::optional<BaselineCache> cache, std::string clangVersion,
+                  std::chrono::milliseconds timeout, unsigned workers);
+  ~BaselineService();
+  BaselineService(const BaselineService&) = delete;
+  BaselineService& operator=(const BaselineService&) = delete;
+
+  struct Handle {
+    BaselineFuture future;
+    bool cached = false; ///< Found in memory or on disk, no compile needed.
+  };
+  /// The default score of `module` (which must outlive the compile).
+  Result<Handle> request(const corpus::ModuleSpec& module);
+
+private:
+  Result<std::string> keyFor(const corpus::ModuleSpec& module);
+  void run(const corpus::ModuleSpec* module, std::string key,
+           std::shared_ptr<std::promise<Result<ModuleScore>>> promise);
+  void workerLoop();
+
+  const CompilePlanner& planner_;
+  JobSlots& slots_;
+  std::optional<BaselineCache> cache_;
+  std::string clangVersion_;
+  std::chrono::milliseconds timeout_;
+
+  std::mutex mutex_;
+  /// Module name -> (bitcode size, mtime, digest), to hash each file once.
+  struct Digest {
+    uint64_t size;
+    std::filesystem::file_time_type mtime;
+    std::string digest;
+  };
+  std::unordered_map<std::string, Digest> digests_;
+  std::unordered_map<std::string, ModuleScore> known_;
+  std::unordered_map<std::string, Error> rejected_;
+  std::unordered_map<std::string, BaselineFuture> inFlight_;
+
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> workers_;
+};
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_BASELINE_SERVICE_H

@@ -1,0 +1,126 @@
+//===- env/clang_probe.cc - what a clang can do ----------------------------===//
+#include "mlgo/env/clang_probe.h"
+
+#include <fstream>
+
+namespace mlgo::env {
+namespace {
+
+/// Calls for the inliner and enough simultaneously live values for the
+/// register allocator to evict and to prioritise.
+constexpr std::string_view kProbeSource = R"(
+static long mix(long a, long b) { return a * 31 + (b ^ (a >> 3)); }
+static long fold(const long *p, int n) {
+  long s = 0;
+  for (int i = 0; i < n; i++) s = mix(s, p[i]);
+  return s;
+}
+long probe(long *p, int n) {
+  long a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7, h = 8, i2 = 9, j = 10, k = 11, l = 12,
+       m = 13, o = 14, q = 15, r = 16;
+  for (int i = 0; i < n; i++) {
+    long v = p[i];
+    a ^= v * b; b += c * v; c -= d ^ v; d *= e + v; e ^= f << 3; f += g * a; g -= h * b;
+    h ^= i2 + c; i2 += j * d; j ^= k - e; k += l * f; l -= m ^ g; m *= o + h; o ^= q * i2;
+    q += r * j; r -= a * k;
+    if (v & 1) a += fold(p, i);
+  }
+  return a + b + c + d + e + f + g + h + i2 + j + k + l + m + o + q + r + fold(p, n);
+}
+)";
+
+} // namespace
+
+Result<ClangVersion> queryClangVersion(const std::filesystem::path& clang,
+                                       std::chrono::milliseconds timeout) {
+  CompileCommand command;
+  command.argv = {clang.string(), "--version"};
+  auto report = runCompile(command, timeout);
+  if (!report.ok())
+    return report.error().withContext(fmt::format("cannot query clang '{}'", clang.string()));
+  ClangVersion version;
+  version.path = clang;
+  version.fullText = report->output;
+  version.version = report->output.substr(0, report->output.find('\n'));
+  if (version.version.empty())
+    return makeError(ErrorCode::kCompiler, "'{} --version' printed nothing", clang.string());
+  return version;
+}
+
+Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
+                                  const ProblemOptions& options,
+                                  std::chrono::milliseconds timeout) {
+  auto dir = TempDir::create("mlgo-env-probe-");
+  if (!dir.ok())
+    return dir.error();
+  std::filesystem::path source = dir->path() / "probe.c";
+  {
+    std::ofstream out(source);
+    out << kProbeSource;
+    if (!out)
+      return makeError(ErrorCode::kIo, "cannot write {}", source.string());
+  }
+  CompileCommand command;
+  command.channelBase = dir->path() / "channel";
+  command.objectPath = dir->path() / "probe.o";
+  command.argv = {clang.string(),
+                  problem.demoCorpusVariant() == "Oz" ? "-Oz" : "-O2",
+                  "-fno-crash-diagnostics",
+                  "-c",
+                  "-x",
+                  "c",
+                  source.string(),
+                  "-o",
+                  command.objectPath.string()};
+  for (std::string& arg : problem.interactiveArgs(command.channelBase.string(), options))
+    command.argv.push_back(std::move(arg));
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+
+  SessionLimits limits;
+  limits.compileTimeout = timeout;
+  auto started = startCompilerSession(std::move(*dir), command, limits);
+  if (!started.ok())
+    return started.error();
+  CompilerSession& session = **started;
+  auto unsupported = [&](const Error& error) {
+    return Error(error.code() == ErrorCode::kNotFound ? ErrorCode::kNotFound
+                                                      : ErrorCode::kUnsupported,
+                 fmt::format("clang '{}' cannot run problem '{}': {}", clang.string(),
+                             problem.name(), error.message()));
+  };
+  std::shared_ptr<const BoundProblem> bound;
+  std::vector<std::byte> advice;
+  Observation observation;
+  for (;;) {
+    auto event = session.next(observation);
+    if (!event.ok())
+      return unsupported(event.error());
+    if (*event == SessionEvent::kEnd)
+      break;
+    if (!bound) {
+      auto b = problem.bind(*session.header(), options);
+      if (!b.ok())
+        return unsupported(b.error());
+      bound = *b;
+      advice.resize(bound->actionSpec().byteSize());
+    }
+    MLGO_TRY(bound->encode(bound->fallback(observation), advice));
+    auto st = session.answer(advice);
+    if (!st.ok())
+      return unsupported(st.error());
+  }
+  auto report = session.finish();
+  if (!report.ok())
+    return unsupported(report.error());
+  if (session.header() == nullptr)
+    return unsupported(
+        makeError(ErrorCode::kUnsupported, "clang never opened the interactive channel"));
+  if (!bound) {
+    auto b = problem.bind(*session.header(), options);
+    if (!b.ok())
+      return unsupported(b.error());
+  }
+  return ProblemProbe{*session.header(), report->observations};
+}
+
+} // namespace mlgo::env

@@ -1,0 +1,90 @@
+//===- env/compile_plan.cc - the commands of an episode --------------------===//
+#include "compile_plan.h"
+
+namespace mlgo::env {
+namespace {
+
+constexpr std::string_view kObjectName = "out.o";
+constexpr std::string_view kRemarksName = "remarks.opt";
+constexpr std::string_view kChannelName = "channel";
+
+bool isCc1(const std::vector<std::string>& args) {
+  return !args.empty() && args[0] == "-cc1";
+}
+
+} // namespace
+
+Result<std::vector<std::string>>
+CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem::path& object,
+                         const std::filesystem::path& remarks) const {
+  auto args = corpus::recompileArgs(module, object, rules_);
+  if (!args.ok())
+    return args.error().withContext(fmt::format("module {}", module.name));
+  bool cc1 = isCc1(*args);
+  for (std::string& arg : problem_->scoreArgs(remarks, cc1))
+    args->push_back(std::move(arg));
+  if (!cc1)
+    args->push_back("-fno-crash-diagnostics");
+  return args;
+}
+
+Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
+                                            bool interactive) const {
+  auto dir = TempDir::create(interactive ? "mlgo-env-episode-" : "mlgo-env-baseline-", tempParent_);
+  if (!dir.ok())
+    return dir.error();
+  PlannedCompile planned{std::move(*dir), {}};
+  CompileCommand& command = planned.command;
+  command.objectPath = planned.dir.path() / kObjectName;
+  if (problem_->scoreKind() == ScoreKind::kRegallocCost)
+    command.remarksPath = planned.dir.path() / kRemarksName;
+  auto args = baseArgs(module, command.objectPath, command.remarksPath);
+  if (!args.ok())
+    return args.error();
+  command.argv.reserve(args->size() + 9);
+  command.argv.push_back(clang_.string());
+  command.argv.insert(command.argv.end(), std::make_move_iterator(args->begin()),
+                      std::make_move_iterator(args->end()));
+  if (interactive) {
+    command.channelBase = planned.dir.path() / kChannelName;
+    for (std::string& arg : problem_->interactiveArgs(command.channelBase.string(), options_))
+      command.argv.push_back(std::move(arg));
+  }
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  return planned;
+}
+
+Result<PlannedCompile> CompilePlanner::interactive(const corpus::ModuleSpec& module) const {
+  return plan(module, /*interactive=*/true);
+}
+
+Result<PlannedCompile> CompilePlanner::baseline(const corpus::ModuleSpec& module) const {
+  return plan(module, /*interactive=*/false);
+}
+
+Result<std::vector<std::string>>
+CompilePlanner::baselineKeyArgs(const corpus::ModuleSpec& module) const {
+  auto args = baseArgs(module, "<object>", "<remarks>");
+  if (!args.ok())
+    return args.error();
+  std::string bitcode = module.bitcodePath.string();
+  for (std::string& arg : *args)
+    if (arg == bitcode)
+      arg = "<bitcode>";
+  return args;
+}
+
+Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) {
+  if (kind == ScoreKind::kTextBytes) {
+    auto bytes = executableSectionBytes(command.objectPath);
+    if (!bytes.ok())
+      return bytes.error();
+    return ModuleScore{static_cast<double>(*bytes), {}};
+  }
+  auto costs = readRegallocRemarks(command.remarksPath);
+  if (!costs.ok())
+    return costs.error();
+  return regallocScore(*costs);
+}
+
+} // namespace mlgo::env

@@ -1,0 +1,64 @@
+//===- env/compile_plan.h - the commands of an episode ----------*- C++ -*-===//
+///
+/// \file
+/// Private to env/: builds the interactive and baseline compile commands of
+/// a corpus module for a problem, and scores their outputs.
+///
+/// Both commands are `<clang> <recompile args> <score args>`, the
+/// interactive one with the problem's `-mllvm` flags after that, each in a
+/// fresh private directory (object `out.o`, remarks `remarks.opt`, fifos
+/// `channel.in/.out`). cc1 commands get no `-fno-crash-diagnostics` (cc1
+/// rejects it and never writes crash reproducers); driver commands do. Every
+/// compile runs with LLVM_DISABLE_SYMBOLIZATION=1, so a crash does not spend
+/// seconds symbolising its stack.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_COMPILE_PLAN_H
+#define MLGO_ENV_COMPILE_PLAN_H
+
+#include "mlgo/corpus/command_line.h"
+#include "mlgo/env/compiler_session.h"
+#include "mlgo/env/problem.h"
+#include "mlgo/env/score.h"
+
+namespace mlgo::env {
+
+struct PlannedCompile {
+  TempDir dir;
+  CompileCommand command;
+};
+
+class CompilePlanner {
+public:
+  CompilePlanner(const Problem& problem, std::filesystem::path clang, ProblemOptions options,
+                 corpus::FlagRules rules, std::filesystem::path tempParent)
+      : problem_(&problem), clang_(std::move(clang)), options_(std::move(options)),
+        rules_(std::move(rules)), tempParent_(std::move(tempParent)) {}
+
+  Result<PlannedCompile> interactive(const corpus::ModuleSpec& module) const;
+  Result<PlannedCompile> baseline(const corpus::ModuleSpec& module) const;
+  /// The baseline's arguments with the per-compile paths and the bitcode
+  /// path replaced by placeholders: what the cache key hashes.
+  Result<std::vector<std::string>> baselineKeyArgs(const corpus::ModuleSpec& module) const;
+
+  const Problem& problem() const { return *problem_; }
+
+private:
+  Result<std::vector<std::string>> baseArgs(const corpus::ModuleSpec& module,
+                                            const std::filesystem::path& object,
+                                            const std::filesystem::path& remarks) const;
+  Result<PlannedCompile> plan(const corpus::ModuleSpec& module, bool interactive) const;
+
+  const Problem* problem_;
+  std::filesystem::path clang_;
+  ProblemOptions options_;
+  corpus::FlagRules rules_;
+  std::filesystem::path tempParent_;
+};
+
+/// The score of a finished compile's outputs.
+Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command);
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_COMPILE_PLAN_H

@@ -1,0 +1,296 @@
+//===- env/environment.cc - the gym-style environment ----------------------===//
+#include "mlgo/env/environment.h"
+
+#include "episode.h"
+#include "mlgo/env/clang_probe.h"
+
+#include <atomic>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace mlgo::env {
+
+struct Environment::Impl {
+  EnvironmentOptions options;
+  const Problem* problem = nullptr;
+  std::optional<corpus::Corpus> corpus;
+  ClangVersion clang;
+  EnvironmentDescription description;
+  std::unique_ptr<CompilePlanner> planner;
+  std::unique_ptr<JobSlots> slots;
+  std::unique_ptr<BaselineService> baselines;
+  EpisodeContext context;
+
+  std::mutex samplerMutex;
+  std::unique_ptr<corpus::Sampler> sampler;
+  std::unordered_set<size_t> withoutDecisions; ///< Sampled modules clang asks nothing about.
+
+  mutable std::mutex mutex;
+  std::atomic<size_t> reserved{0}; ///< Open episodes plus resets in progress.
+  EpisodeId nextId = 1;
+  // Last member: destroyed first, so compilers die before the services go.
+  std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;
+
+  Result<std::shared_ptr<Episode>> find(EpisodeId id) const;
+  Result<size_t> sample(std::optional<uint64_t> seed);
+  Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
+};
+
+namespace {
+
+Result<std::filesystem::path> corpusDir(const EnvironmentOptions& options, const Problem& problem) {
+  if (!options.corpus.empty())
+    return options.corpus;
+  return corpus::defaultDemoCorpusDir(problem.demoCorpusVariant());
+}
+
+EnvironmentDescription describeProblem(const Problem& problem, const BoundProblem& bound) {
+  EnvironmentDescription d;
+  d.problem = std::string(problem.name());
+  d.summary = std::string(problem.summary());
+  size_t offset = 0;
+  for (size_t i : bound.visibleFeatures()) {
+    d.observationSpecs.push_back(bound.header().features[i]);
+    d.observationOffsets.push_back(offset);
+    offset += bound.header().features[i].byteSize();
+  }
+  d.actionSpec = bound.actionSpec();
+  d.actionRule = bound.actionRule();
+  d.rewardDefinition = problem.rewardDefinition();
+  return d;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  auto problem = findProblem(options.problem);
+  if (!problem.ok())
+    return problem.error();
+  impl->problem = *problem;
+
+  auto dir = corpusDir(options, **problem);
+  if (!dir.ok())
+    return dir.error();
+  auto corpus = corpus::Corpus::open(*dir);
+  if (!corpus.ok())
+    return corpus.error();
+  impl->corpus.emplace(std::move(*corpus));
+
+  std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
+  auto clang = queryClangVersion(clangPath);
+  if (!clang.ok())
+    return clang.error();
+  impl->clang = std::move(*clang);
+  auto probe = probeProblem(clangPath, **problem, options.problemOptions, options.compileTimeout);
+  if (!probe.ok())
+    return probe.error();
+  auto bound = (*problem)->bind(probe->header, options.problemOptions);
+  if (!bound.ok())
+    return bound.error();
+
+  std::optional<BaselineCache> cache;
+  if (options.useDiskCache) {
+    auto opened = BaselineCache::open(options.cacheDir);
+    if (!opened.ok())
+      return opened.error();
+    cache.emplace(std::move(*opened));
+  }
+  auto sampler = corpus::Sampler::create(*impl->corpus, options.sampler);
+  if (!sampler.ok())
+    return sampler.error();
+  impl->sampler = std::move(*sampler);
+
+  unsigned jobs =
+      options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, options.problemOptions,
+                                                   options.flagRules, options.tempDir);
+  impl->slots = std::make_unique<JobSlots>(jobs);
+  impl->baselines = std::make_unique<BaselineService>(
+      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs);
+
+  impl->context.problem = *problem;
+  impl->context.planner = impl->planner.get();
+  impl->context.slots = impl->slots.get();
+  impl->context.baselines = impl->baselines.get();
+  impl->context.bound = *bound;
+  impl->context.limits.compileTimeout = options.compileTimeout;
+  impl->context.limits.maxObservations = options.maxObservations;
+
+  impl->description = describeProblem(**problem, **bound);
+  impl->description.corpusRoot = impl->corpus->root();
+  impl->description.corpusModules = impl->corpus->modules().size();
+  impl->description.clangPath = clangPath;
+  impl->description.clangVersion = impl->clang.version;
+  impl->description.jobs = jobs;
+  if (cache)
+    impl->description.cacheDir = cache->dir();
+  return std::unique_ptr<Environment>(new Environment(std::move(impl)));
+}
+
+Environment::Environment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Environment::~Environment() {
+  std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;
+  {
+    std::lock_guard lock(impl_->mutex);
+    episodes.swap(impl_->episodes);
+  }
+  for (auto& [id, episode] : episodes) {
+    std::lock_guard lock(episode->mutex());
+    episode->close();
+  }
+}
+
+const EnvironmentDescription& Environment::describe() const {
+  return impl_->description;
+}
+const corpus::Corpus& Environment::corpus() const {
+  return *impl_->corpus;
+}
+const Problem& Environment::problem() const {
+  return *impl_->problem;
+}
+
+size_t Environment::openEpisodes() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->episodes.size();
+}
+
+Result<std::shared_ptr<Episode>> Environment::Impl::find(EpisodeId id) const {
+  std::lock_guard lock(mutex);
+  auto it = episodes.find(id);
+  if (it == episodes.end())
+    return makeError(ErrorCode::kNotFound, "no open episode {} (it ended or was closed)", id);
+  return it->second;
+}
+
+std::optional<pid_t> Environment::compilerPid(EpisodeId episode) const {
+  auto found = impl_->find(episode);
+  if (!found.ok())
+    return std::nullopt;
+  std::lock_guard lock((*found)->mutex());
+  return (*found)->pid();
+}
+
+Result<size_t> Environment::Impl::sample(std::optional<uint64_t> seed) {
+  std::lock_guard lock(samplerMutex);
+  if (seed) {
+    corpus::SamplerOptions reseeded = options.sampler;
+    reseeded.seed = *seed;
+    auto created = corpus::Sampler::create(*corpus, reseeded);
+    if (!created.ok())
+      return created.error();
+    sampler = std::move(*created);
+  }
+  // Bounded: every module without decisions is remembered, so after enough
+  // draws either one with decisions comes up or all are known to have none.
+  size_t modules = corpus->modules().size();
+  for (size_t draw = 0; draw < 64 * modules; ++draw) {
+    size_t index = sampler->next();
+    if (!withoutDecisions.contains(index))
+      return index;
+    if (withoutDecisions.size() == modules)
+      break;
+  }
+  return makeError(ErrorCode::kNotFound,
+                   "no module of corpus {} makes a decision for problem {} (all {} were tried)",
+                   corpus->root().string(), problem->name(), withoutDecisions.size());
+}
+
+Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
+                                               const EpisodeOptions& episodeOptions) {
+  EpisodeId id;
+  {
+    std::lock_guard lock(mutex);
+    id = nextId++;
+  }
+  const corpus::ModuleSpec& module = corpus->modules()[moduleIndex];
+  auto episode = std::make_shared<Episode>(id, module, episodeOptions, context);
+  ResetResult result;
+  result.episode = id;
+  result.module = module.name;
+  std::unique_lock episodeLock(episode->mutex());
+  MLGO_TRY(episode->start(result.step));
+  if (!episode->over()) {
+    std::lock_guard lock(mutex);
+    episodes.emplace(id, episode);
+  }
+  return result;
+}
+
+Result<ResetResult> Environment::reset(const ResetRequest& request) {
+  Impl& impl = *impl_;
+  if (impl.reserved.fetch_add(1) >= impl.options.maxEpisodes) {
+    impl.reserved.fetch_sub(1);
+    return makeError(ErrorCode::kBusy, "too many open episodes (the limit is {}); close some first",
+                     impl.options.maxEpisodes);
+  }
+  auto result = [&]() -> Result<ResetResult> {
+    if (!request.module.empty()) {
+      auto module = impl.corpus->find(request.module);
+      if (!module.ok())
+        return module.error();
+      return impl.startOn(static_cast<size_t>(*module - impl.corpus->modules().data()),
+                          request.options);
+    }
+    std::optional<uint64_t> seed = request.seed;
+    for (;;) {
+      auto index = impl.sample(seed);
+      if (!index.ok())
+        return index.error();
+      seed.reset();
+      auto started = impl.startOn(*index, request.options);
+      if (!started.ok() || !started->step.terminated || started->step.truncated)
+        return started;
+      // A sampled module without decisions is skipped (gymnasium semantics).
+      std::lock_guard lock(impl.samplerMutex);
+      impl.withoutDecisions.insert(*index);
+    }
+  }();
+  if (!result.ok() || result->step.terminated || result->step.truncated)
+    impl.reserved.fetch_sub(1);
+  return result;
+}
+
+Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
+  auto found = impl_->find(id);
+  if (!found.ok())
+    return found.error();
+  Episode& episode = **found;
+  Status status;
+  bool over;
+  {
+    std::lock_guard lock(episode.mutex());
+    if (episode.over())
+      return makeError(ErrorCode::kNotFound, "no open episode {} (it ended or was closed)", id);
+    status = episode.step(action, result);
+    over = episode.over();
+  }
+  if (over) {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->episodes.erase(id) > 0)
+      impl_->reserved.fetch_sub(1);
+  }
+  return status;
+}
+
+Status Environment::close(EpisodeId id) {
+  std::shared_ptr<Episode> episode;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto it = impl_->episodes.find(id);
+    if (it == impl_->episodes.end())
+      return makeError(ErrorCode::kNotFound, "no open episode {} (it ended or was closed)", id);
+    episode = std::move(it->second);
+    impl_->episodes.erase(it);
+    impl_->reserved.fetch_sub(1);
+  }
+  std::lock_guard lock(episode->mutex());
+  episode->close();
+  return Status::success();
+}
+
+} // namespace mlgo::env

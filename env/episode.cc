@@ -1,0 +1,191 @@
+//===- env/episode.cc - one compile answered by an agent -------------------===//
+#include "episode.h"
+
+#include <cstring>
+
+namespace mlgo::env {
+namespace {
+
+double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+} // namespace
+
+Status Episode::fail(const Error& error) {
+  over_ = true;
+  pending_ = false;
+  if (session_)
+    session_->abort();
+  session_.reset();
+  return error.withContext(fmt::format("episode {} (module {})", id_, module_->name));
+}
+
+std::optional<pid_t> Episode::pid() const {
+  if (!session_)
+    return std::nullopt;
+  return session_->pid();
+}
+
+void Episode::close() {
+  over_ = true;
+  pending_ = false;
+  session_.reset();
+}
+
+Status Episode::start(StepResult& result) {
+  auto baseline = context_->baselines->request(*module_);
+  if (!baseline.ok())
+    return fail(baseline.error());
+  baseline_ = std::move(*baseline);
+  auto planned = context_->planner->interactive(*module_);
+  if (!planned.ok())
+    return fail(planned.error());
+  advice_.resize(context_->bound->actionSpec().byteSize());
+  auto lease = context_->slots->acquire(Clock::now() + context_->limits.compileTimeout);
+  if (!lease.ok())
+    return fail(lease.error());
+  auto session =
+      startCompilerSession(std::move(planned->dir), std::move(planned->command), context_->limits);
+  if (!session.ok())
+    return fail(session.error());
+  session_ = std::move(*session);
+  return advance(result, *lease);
+}
+
+Status Episode::checkHeader() {
+  if (headerChecked_)
+    return Status::success();
+  const protocol::LogHeader* header = session_->header();
+  if (header == nullptr || *header != context_->bound->header())
+    return makeError(ErrorCode::kCompiler,
+                     "clang's header differs from the one it sent when probed: {}",
+                     header != nullptr ? header->toJson() : std::string("(none)"));
+  headerChecked_ = true;
+  return Status::success();
+}
+
+void Episode::fillObservation(StepResult& result) const {
+  const BoundProblem& bound = *context_->bound;
+  const auto& features = bound.header().features;
+  AgentObservation& out = result.observation;
+  out.context.assign(current_.context);
+  out.id = current_.id;
+  size_t total = 0;
+  for (size_t i : bound.visibleFeatures())
+    total += features[i].byteSize();
+  out.bytes.resize(total);
+  std::byte* dst = out.bytes.data();
+  for (size_t i : bound.visibleFeatures()) {
+    std::memcpy(dst, current_.tensors[i].data(), current_.tensors[i].size());
+    dst += current_.tensors[i].size();
+  }
+  result.reward = 0;
+  result.terminated = false;
+  result.truncated = false;
+  result.defaultAction = bound.defaultDecision(current_);
+  result.fallbackAction = bound.fallback(current_);
+  result.summary.reset();
+}
+
+Status Episode::advance(StepResult& result, JobSlots::Lease& lease) {
+  auto event = session_->next(current_);
+  if (!event.ok())
+    return fail(event.error());
+  if (*event == SessionEvent::kEnd)
+    return complete(result, lease, /*truncated=*/false);
+  lease.release(); // clang now waits for the agent.
+  if (auto st = checkHeader(); !st.ok())
+    return fail(st.error());
+  pending_ = true;
+  fillObservation(result);
+  return Status::success();
+}
+
+Status Episode::runFallback(JobSlots::Lease&) {
+  const BoundProblem& bound = *context_->bound;
+  for (;;) {
+    auto event = session_->next(current_);
+    if (!event.ok())
+      return fail(event.error());
+    if (*event == SessionEvent::kEnd)
+      return Status::success();
+    if (auto st = checkHeader(); !st.ok())
+      return fail(st.error());
+    ActionValue action = bound.fallback(current_);
+    if (auto st = bound.encode(action, advice_); !st.ok())
+      return fail(st.error());
+    if (auto st = session_->answer(advice_); !st.ok())
+      return fail(st.error());
+    ++fallbackSteps_;
+  }
+}
+
+Status Episode::step(const ActionValue& action, StepResult& result) {
+  if (over_ || !pending_)
+    return makeError(ErrorCode::kNotFound, "episode {} has ended", id_);
+  const BoundProblem& bound = *context_->bound;
+  // Invalid actions never reach clang; the episode stays where it was.
+  MLGO_TRY(bound.validate(current_, action));
+  MLGO_TRY(bound.encode(action, advice_));
+  auto lease = context_->slots->acquire(Clock::now() + context_->limits.compileTimeout);
+  if (!lease.ok())
+    return lease.error(); // Nothing sent yet: the agent may retry.
+  pending_ = false;
+  if (auto st = session_->answer(advice_); !st.ok())
+    return fail(st.error());
+  ++agentSteps_;
+  if (options_.maxSteps && agentSteps_ >= *options_.maxSteps) {
+    MLGO_TRY(runFallback(*lease));
+    return complete(result, *lease, /*truncated=*/true);
+  }
+  return advance(result, *lease);
+}
+
+Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool truncated) {
+  auto report = session_->finish();
+  lease.release();
+  if (!report.ok())
+    return fail(report.error());
+  auto policy = scoreCompile(context_->problem->scoreKind(), session_->command());
+  if (!policy.ok())
+    return fail(policy.error());
+  session_.reset(); // Removes the compile's directory.
+  const Result<ModuleScore>& baseline = baseline_.future.get();
+  if (!baseline.ok())
+    return fail(baseline.error());
+
+  EpisodeSummary summary;
+  summary.policyScore = policy->total;
+  summary.defaultScore = baseline->total;
+  for (const auto& [name, score] : policy->contexts) {
+    ContextScore context{name, score, std::nullopt};
+    for (const auto& [baseName, baseScore] : baseline->contexts)
+      if (baseName == name)
+        context.baseline = baseScore;
+    summary.contexts.push_back(std::move(context));
+  }
+  summary.observations = report->observations;
+  summary.agentSteps = agentSteps_;
+  summary.fallbackSteps = fallbackSteps_;
+  summary.channelOpened = report->channelOpened;
+  summary.baselineCached = baseline_.cached;
+  summary.compileSeconds = seconds(report->wallTime);
+  summary.compilerCpuSeconds = seconds(report->compilerCpu);
+  summary.hostWaitSeconds = seconds(report->compilerTime);
+
+  result.observation.bytes.clear();
+  result.observation.context.clear();
+  result.observation.id = 0;
+  result.reward = relativeReward(summary.policyScore, summary.defaultScore);
+  result.terminated = !truncated;
+  result.truncated = truncated;
+  result.defaultAction.reset();
+  result.fallbackAction.reset();
+  result.summary = std::move(summary);
+  over_ = true;
+  pending_ = false;
+  return Status::success();
+}
+
+} // namespace mlgo::env

@@ -1,0 +1,83 @@
+//===- env/episode.h - one compile answered by an agent ---------*- C++ -*-===//
+///
+/// \file
+/// Private to env/: the state machine of one episode (see environment.h for
+/// the contract). Not thread-safe by itself: the Environment serialises
+/// calls with mutex().
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_EPISODE_H
+#define MLGO_ENV_EPISODE_H
+
+#include "baseline_service.h"
+#include "compile_plan.h"
+#include "job_slots.h"
+#include "mlgo/env/environment.h"
+
+#include <mutex>
+
+namespace mlgo::env {
+
+/// What every episode of an Environment shares.
+struct EpisodeContext {
+  const Problem* problem = nullptr;
+  const CompilePlanner* planner = nullptr;
+  JobSlots* slots = nullptr;
+  BaselineService* baselines = nullptr;
+  /// The problem bound to the header the probe saw; every episode's header
+  /// must equal it (its specs are what describe() promised).
+  std::shared_ptr<const BoundProblem> bound;
+  SessionLimits limits;
+};
+
+class Episode {
+public:
+  Episode(EpisodeId id, const corpus::ModuleSpec& module, EpisodeOptions options,
+          const EpisodeContext& context)
+      : id_(id), module_(&module), options_(options), context_(&context) {}
+
+  /// Starts clang and waits for its first decision request. The error
+  /// names the episode and module.
+  Status start(StepResult& result);
+  /// Validates and sends `action`, then waits for the next request or the
+  /// end. On kInvalidArgument nothing happened; on any other error the
+  /// episode is over.
+  Status step(const ActionValue& action, StepResult& result);
+  /// Kills the compiler; the episode is over.
+  void close();
+
+  /// True once terminated, truncated, failed or closed.
+  bool over() const { return over_; }
+  EpisodeId id() const { return id_; }
+  const corpus::ModuleSpec& module() const { return *module_; }
+  std::optional<pid_t> pid() const;
+  std::mutex& mutex() { return mutex_; }
+
+private:
+  Status advance(StepResult& result, JobSlots::Lease& lease);
+  Status runFallback(JobSlots::Lease& lease);
+  Status complete(StepResult& result, JobSlots::Lease& lease, bool truncated);
+  Status checkHeader();
+  void fillObservation(StepResult& result) const;
+  Status fail(const Error& error);
+
+  EpisodeId id_;
+  const corpus::ModuleSpec* module_;
+  EpisodeOptions options_;
+  const EpisodeContext* context_;
+  std::mutex mutex_;
+
+  std::unique_ptr<CompilerSession> session_;
+  BaselineService::Handle baseline_;
+  Observation current_;
+  bool pending_ = false;
+  bool headerChecked_ = false;
+  bool over_ = false;
+  uint64_t agentSteps_ = 0;
+  uint64_t fallbackSteps_ = 0;
+  std::vector<std::byte> advice_;
+};
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_EPISODE_H

@@ -1,0 +1,89 @@
+//===- env/job_slots.h - a limit on concurrent compiler work ----*- C++ -*-===//
+///
+/// \file
+/// A counting semaphore with deadlines. A slot is held while a compiler is
+/// working on the host's behalf (from spawn or an answer until the next
+/// decision request, and until exit), never while it waits for an agent:
+/// a compiler blocked on its fifo costs no CPU, and holding a slot across
+/// agent think time would deadlock an agent that resets more episodes than
+/// there are slots before stepping them.
+///
+/// Thread-safe.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_JOB_SLOTS_H
+#define MLGO_ENV_JOB_SLOTS_H
+
+#include "mlgo/env/subprocess.h"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace mlgo::env {
+
+class JobSlots {
+public:
+  explicit JobSlots(unsigned capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  /// Holds one slot until destroyed (or release()d).
+  class Lease {
+  public:
+    Lease() = default;
+    explicit Lease(JobSlots* slots) : slots_(slots) {}
+    Lease(Lease&& other) noexcept : slots_(other.slots_) { other.slots_ = nullptr; }
+    Lease& operator=(Lease&& other) noexcept {
+      if (this != &other) {
+        release();
+        slots_ = other.slots_;
+        other.slots_ = nullptr;
+      }
+      return *this;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { release(); }
+    void release() {
+      if (slots_ != nullptr)
+        slots_->release();
+      slots_ = nullptr;
+    }
+    bool held() const { return slots_ != nullptr; }
+
+  private:
+    JobSlots* slots_ = nullptr;
+  };
+
+  /// Waits for a free slot until `deadline` (kTimeout naming the limit).
+  Result<Lease> acquire(Deadline deadline) {
+    std::unique_lock lock(mutex_);
+    if (!freed_.wait_until(lock, deadline, [this] { return inUse_ < capacity_; }))
+      return makeError(ErrorCode::kTimeout, "no job slot became free in time (all {} busy)",
+                       capacity_);
+    ++inUse_;
+    return Lease(this);
+  }
+
+  unsigned capacity() const { return capacity_; }
+  unsigned inUse() const {
+    std::lock_guard lock(mutex_);
+    return inUse_;
+  }
+
+private:
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      --inUse_;
+    }
+    freed_.notify_one();
+  }
+
+  const unsigned capacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable freed_;
+  unsigned inUse_ = 0;
+};
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_JOB_SLOTS_H

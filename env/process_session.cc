@@ -1,0 +1,326 @@
+//===- env/process_session.cc - a compiler process behind a fifo pair -------===//
+#include "mlgo/env/compiler_session.h"
+
+#include "compile_util.h"
+#include "fifo_channel.h"
+#include "mlgo/protocol/stream_reader.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+
+namespace mlgo::env {
+namespace {
+
+using detail::checkExit;
+using detail::cpuTime;
+using detail::programName;
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+constexpr size_t kReadChunk = 64 << 10;
+/// How long a compiler whose stream broke may take to finish dying.
+constexpr auto kExitGrace = std::chrono::milliseconds(250);
+
+class ProcessSession final : public CompilerSession {
+public:
+  ProcessSession(TempDir dir, CompileCommand command, const SessionLimits& limits)
+      : dir_(std::move(dir)), command_(std::move(command)), limits_(limits),
+        channel_(command_.channelBase.string()) {}
+
+  ~ProcessSession() override { abort(); }
+
+  Status start();
+
+  Result<SessionEvent> next(Observation& observation) override;
+  Status answer(std::span<const std::byte> advice) override;
+  Result<CompileReport> finish() override;
+  void abort() override;
+
+  const protocol::LogHeader* header() const override {
+    return reader_.hasHeader() ? &reader_.header() : nullptr;
+  }
+  uint64_t observations() const override { return observations_; }
+  pid_t pid() const override { return process_ ? process_->pid() : -1; }
+  const CompileCommand& command() const override { return command_; }
+
+private:
+  Status waitForStream();
+  Status readStream(bool exited);
+  /// Kills the compiler and makes the session failed with `error`. With
+  /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
+  /// moment to exit, so its exit status can explain the failure.
+  Error fail(Error error, bool awaitExit = false);
+  Deadline deadline() const;
+  void chargeWait(Clock::time_point since) { compilerTime_ += Clock::now() - since; }
+
+  TempDir dir_;
+  CompileCommand command_;
+  SessionLimits limits_;
+  FifoChannel channel_;
+  std::unique_ptr<Subprocess> process_;
+  protocol::StreamReader reader_;
+  std::FILE* record_ = nullptr;
+  Clock::time_point started_;
+  nanoseconds compilerTime_{0};
+  uint64_t observations_ = 0;
+  std::vector<std::string> contexts_;
+  std::unordered_set<std::string> contextSet_;
+  uint64_t bytesReceived_ = 0;
+  bool streamEnded_ = false;
+  bool pendingAnswer_ = false;
+  bool ended_ = false;
+  bool finished_ = false;
+  std::optional<Error> failed_;
+};
+
+Status ProcessSession::start() {
+  if (!command_.channelBase.empty()) {
+    MLGO_TRY(FifoChannel::makeFifos(command_.channelBase.string()));
+    MLGO_TRY(channel_.open());
+  }
+  if (!limits_.recordStreamTo.empty()) {
+    record_ = std::fopen(limits_.recordStreamTo.c_str(), "wbe");
+    if (record_ == nullptr)
+      return makeError(ErrorCode::kIo, "cannot write {}: {}", limits_.recordStreamTo.string(),
+                       std::strerror(errno));
+  }
+  started_ = Clock::now();
+  auto process = Subprocess::spawn({command_.argv, command_.environment});
+  if (!process.ok())
+    return process.error();
+  process_ = std::move(*process);
+  return Status::success();
+}
+
+Deadline ProcessSession::deadline() const {
+  auto left = limits_.compileTimeout - compilerTime_;
+  return Clock::now() + std::max(duration_cast<nanoseconds>(left), nanoseconds(0));
+}
+
+Error ProcessSession::fail(Error error, bool awaitExit) {
+  if (failed_)
+    return *failed_;
+  if (awaitExit && process_)
+    (void)process_->waitUntil(Clock::now() + kExitGrace);
+  // A compiler that died explains a broken stream better than the stream.
+  if (process_ && process_->tryReap() && !process_->exitStatus()->success() &&
+      error.code() != ErrorCode::kTimeout) {
+    error = makeError(ErrorCode::kCompiler, "{} {} after {} observations{}", programName(command_),
+                      process_->exitStatus()->describe(), observations_,
+                      outputExcerpt(process_->outputText()));
+  }
+  abort();
+  failed_ = error;
+  return error;
+}
+
+Status ProcessSession::readStream(bool exited) {
+  for (;;) {
+    auto buffer = reader_.prepare(kReadChunk);
+    ssize_t n = ::read(channel_.outFd(), buffer.data(), buffer.size());
+    if (n > 0) {
+      bytesReceived_ += static_cast<uint64_t>(n);
+      reader_.commit(static_cast<size_t>(n));
+      if (record_ != nullptr)
+        std::fwrite(buffer.data(), 1, static_cast<size_t>(n), record_);
+      if (!exited)
+        return Status::success();
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    // End of stream: 0 bytes (all writers gone), or nothing buffered from
+    // a compiler that has exited (it may never have opened B.out).
+    if (n == 0 || (exited && (errno == EAGAIN || errno == EWOULDBLOCK))) {
+      streamEnded_ = true;
+      if (bytesReceived_ > 0)
+        reader_.finish();
+      return Status::success();
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      return Status::success();
+    return makeError(ErrorCode::kIo, "cannot read {}.out: {}", command_.channelBase.string(),
+                     std::strerror(errno));
+  }
+}
+
+Status ProcessSession::waitForStream() {
+  Deadline limit = deadline();
+  for (;;) {
+    if (process_->reaped())
+      return readStream(/*exited=*/true);
+    int fds[3] = {channel_.outFd(), process_->outputFd(), process_->exitFd()};
+    Deadline until = limit;
+    if (process_->exitFd() < 0)
+      until = std::min(limit, Clock::now() + milliseconds(5));
+    auto ready = waitReadable(fds, until);
+    if (!ready.ok())
+      return ready.error();
+    if (*ready & 2u)
+      process_->drainOutput();
+    if (*ready & 1u)
+      return readStream(/*exited=*/false);
+    if ((*ready & 4u) || process_->exitFd() < 0)
+      process_->tryReap();
+    if (*ready == 0 && Clock::now() >= limit) {
+      if (bytesReceived_ == 0)
+        return makeError(ErrorCode::kTimeout,
+                         "{} did not open its channel within the compile timeout of {} ms "
+                         "(stopped or stuck); killed",
+                         programName(command_), limits_.compileTimeout.count());
+      return makeError(ErrorCode::kTimeout,
+                       "{} did not answer within the compile timeout of {} ms (after {} "
+                       "observations; stopped or stuck); killed",
+                       programName(command_), limits_.compileTimeout.count(), observations_);
+    }
+  }
+}
+
+Result<SessionEvent> ProcessSession::next(Observation& observation) {
+  if (failed_)
+    return *failed_;
+  if (pendingAnswer_)
+    return makeError(ErrorCode::kInvalidArgument, "observation {} has not been answered yet",
+                     observations_ - 1);
+  if (ended_)
+    return SessionEvent::kEnd;
+  auto since = Clock::now();
+  if (command_.channelBase.empty()) {
+    ended_ = true;
+    return SessionEvent::kEnd;
+  }
+  protocol::LogEvent event;
+  for (;;) {
+    auto status = reader_.next(event);
+    if (!status.ok()) {
+      chargeWait(since);
+      return fail(status.error().withContext(
+                      fmt::format("malformed stream from {}", programName(command_))),
+                  /*awaitExit=*/true);
+    }
+    if (*status == protocol::ReadStatus::kEnd) {
+      chargeWait(since);
+      ended_ = true;
+      return SessionEvent::kEnd;
+    }
+    if (*status == protocol::ReadStatus::kNeedMore) {
+      if (streamEnded_) { // Nothing was ever written: the channel was never used.
+        chargeWait(since);
+        ended_ = true;
+        return SessionEvent::kEnd;
+      }
+      auto st = waitForStream();
+      if (!st.ok()) {
+        chargeWait(since);
+        return fail(st.error());
+      }
+      continue;
+    }
+    if (event.kind == protocol::EventKind::kContext) {
+      if (contextSet_.emplace(event.context).second)
+        contexts_.emplace_back(event.context);
+      continue;
+    }
+    if (event.kind == protocol::EventKind::kObservation) {
+      chargeWait(since);
+      if (++observations_ > limits_.maxObservations)
+        return fail(makeError(ErrorCode::kCompiler,
+                              "{} made more than {} decision requests (the observation cap); "
+                              "killed",
+                              programName(command_), limits_.maxObservations));
+      observation.context = reader_.context();
+      observation.id = event.id;
+      observation.data = event.data;
+      observation.tensors = event.tensors;
+      pendingAnswer_ = true;
+      return SessionEvent::kObservation;
+    }
+    if (event.kind == protocol::EventKind::kOutcome) {
+      chargeWait(since);
+      return fail(makeError(ErrorCode::kCompiler,
+                            "{} sent an outcome record, which interactive mode never does",
+                            programName(command_)));
+    }
+    // kHeader: nothing to do; header() exposes it.
+  }
+}
+
+Status ProcessSession::answer(std::span<const std::byte> advice) {
+  if (failed_)
+    return *failed_;
+  if (!pendingAnswer_)
+    return makeError(ErrorCode::kInvalidArgument, "there is no decision request to answer");
+  const auto& spec = reader_.header().advice;
+  if (!spec)
+    return fail(makeError(ErrorCode::kCompiler, "{}'s header declares no advice tensor",
+                          programName(command_)));
+  if (advice.size() != spec->byteSize())
+    return makeError(ErrorCode::kInvalidArgument, "an answer must be {} bytes ({}), not {}",
+                     spec->byteSize(), spec->toJson(), advice.size());
+  auto st = channel_.write(advice);
+  if (!st.ok())
+    return fail(st.error());
+  pendingAnswer_ = false;
+  return Status::success();
+}
+
+Result<CompileReport> ProcessSession::finish() {
+  if (failed_)
+    return *failed_;
+  if (!ended_ || finished_)
+    return makeError(ErrorCode::kInternal, "finish() needs a session whose stream has ended");
+  auto since = Clock::now();
+  auto st = process_->waitUntil(deadline());
+  chargeWait(since);
+  if (!st.ok())
+    return fail(makeError(ErrorCode::kTimeout,
+                          "{} did not finish within the compile timeout of {} ms; killed",
+                          programName(command_), limits_.compileTimeout.count()));
+  CompileReport report;
+  report.exit = *process_->exitStatus();
+  report.output = process_->outputText();
+  auto exitStatus = checkExit(command_, *process_, report.output);
+  if (!exitStatus.ok())
+    return fail(exitStatus.error());
+  finished_ = true;
+  report.observations = observations_;
+  report.contexts = contexts_;
+  report.channelOpened = reader_.hasHeader();
+  report.wallTime = Clock::now() - started_;
+  report.compilerTime = compilerTime_;
+  report.compilerCpu = cpuTime(process_->usage());
+  channel_.close();
+  if (record_ != nullptr) {
+    std::fclose(record_);
+    record_ = nullptr;
+  }
+  return report;
+}
+
+void ProcessSession::abort() {
+  if (process_)
+    process_->kill();
+  channel_.close();
+  if (record_ != nullptr) {
+    std::fclose(record_);
+    record_ = nullptr;
+  }
+}
+
+} // namespace
+
+Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, CompileCommand command,
+                                                              const SessionLimits& limits) {
+  auto session = std::make_unique<ProcessSession>(std::move(dir), std::move(command), limits);
+  MLGO_TRY(session->start());
+  return std::unique_ptr<CompilerSession>(std::move(session));
+}
+
+} // namespace mlgo::env

@@ -1,0 +1,193 @@
+//===- env/regalloc_problems.cc - register allocation problems ---------------===//
+///
+/// Two of the greedy register allocator's decisions, asked per machine
+/// function (the context is the function's name):
+///  - regalloc (eviction): which interfering live range to evict. `mask[i]`
+///    says whether candidate i may be chosen; the last position is the live
+///    range being allocated itself (choosing it evicts nothing). clang does
+///    not check the answer: a masked index crashes it, an out-of-range one
+///    makes it ask forever. So every action is checked against the mask.
+///  - regalloc-priority: the priority of a live range in the allocation
+///    queue, as a float clang truncates to an unsigned integer.
+/// clang does not expose its default decision for either.
+///
+//===----------------------------------------------------------------------===//
+#include "problems_impl.h"
+
+#include <cmath>
+
+namespace mlgo::env::detail {
+namespace {
+
+constexpr std::string_view kMaskFeature = "mask";
+
+bool isInteger(protocol::ElementType type) {
+  return !protocol::isFloatingPoint(type);
+}
+bool isFloating(protocol::ElementType type) {
+  return protocol::isFloatingPoint(type);
+}
+
+class BoundEviction final : public BoundProblem {
+public:
+  BoundEviction(protocol::LogHeader header, size_t maskIndex)
+      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), maskIndex_(maskIndex),
+        candidates_(header.features[maskIndex].elementCount()) {}
+
+  Status validate(const Observation& observation, const ActionValue& action) const override {
+    auto value = integralAction(action);
+    if (!value || *value < 0 || static_cast<uint64_t>(*value) >= candidates_)
+      return makeError(ErrorCode::kInvalidArgument,
+                       "invalid eviction choice {}: the action must be an index in [0, {}) with "
+                       "mask[index] == 1 (valid now: {})",
+                       formatAction(action), candidates_, validList(observation));
+    if (!allowed(observation, static_cast<size_t>(*value)))
+      return makeError(ErrorCode::kInvalidArgument,
+                       "invalid eviction choice {}: mask[{}] is 0 (valid now: {})",
+                       formatAction(action), *value, validList(observation));
+    return Status::success();
+  }
+
+  ActionValue fallback(const Observation& observation) const override {
+    size_t self = candidates_ - 1;
+    if (allowed(observation, self))
+      return ActionValue(static_cast<int64_t>(self));
+    for (size_t i = 0; i < candidates_; ++i)
+      if (allowed(observation, i))
+        return ActionValue(static_cast<int64_t>(i));
+    return ActionValue(static_cast<int64_t>(self));
+  }
+
+  std::string actionRule() const override {
+    return fmt::format("an index i in [0, {}) with mask[i] == 1; {} = evict nothing", candidates_,
+                       candidates_ - 1);
+  }
+
+private:
+  bool allowed(const Observation& observation, size_t i) const {
+    return integerElement(header().features[maskIndex_], observation.tensors[maskIndex_], i) == 1;
+  }
+
+  std::string validList(const Observation& observation) const {
+    std::string list;
+    for (size_t i = 0; i < candidates_; ++i) {
+      if (allowed(observation, i))
+        list += fmt::format("{}{}", list.empty() ? "" : ", ", i);
+    }
+    return list.empty() ? "none" : list;
+  }
+
+  size_t maskIndex_;
+  size_t candidates_;
+};
+
+/// True when `value`, rounded to the advice's type, truncates to an unsigned
+/// 32-bit integer without overflow: finite and in [0, 2^32).
+bool validPriority(protocol::ElementType type, double value) {
+  if (!std::isfinite(value) || value < 0)
+    return false;
+  double onWire = type == protocol::ElementType::kFloat
+                      ? static_cast<double>(static_cast<float>(value))
+                      : value;
+  return onWire < std::ldexp(1.0, 32);
+}
+
+class BoundPriority final : public BoundProblem {
+public:
+  BoundPriority(protocol::LogHeader header, double constant)
+      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), constant_(constant) {}
+
+  Status validate(const Observation&, const ActionValue& action) const override {
+    if (!validPriority(actionSpec().type(), numericAction(action)))
+      return makeError(ErrorCode::kInvalidArgument,
+                       "invalid priority {}: the action must be a finite number in [0, "
+                       "4294967296) once rounded to {} (clang truncates it to a 32-bit "
+                       "unsigned integer)",
+                       formatAction(action), protocol::spelling(actionSpec().type()));
+    return Status::success();
+  }
+
+  ActionValue fallback(const Observation&) const override { return ActionValue(constant_); }
+
+  std::string actionRule() const override {
+    return "a finite priority in [0, 2^32), truncated to an unsigned integer; higher is "
+           "allocated first";
+  }
+
+private:
+  double constant_;
+};
+
+class EvictionProblem final : public Problem {
+public:
+  std::string_view name() const override { return "regalloc"; }
+  std::string_view summary() const override {
+    return "register allocation eviction: choose which live range the greedy allocator evicts; "
+           "score = 4*reloads + spills + 0.2*copies";
+  }
+  std::string_view demoCorpusVariant() const override { return "O2"; }
+  ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
+
+  std::vector<std::string> interactiveArgs(const std::string& channelBase,
+                                           const ProblemOptions&) const override {
+    return {"-mllvm", "-regalloc-enable-advisor=release", "-mllvm",
+            "-regalloc-evict-interactive-channel-base=" + channelBase};
+  }
+
+  Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
+                                                   const ProblemOptions&) const override {
+    MLGO_TRY(checkScalarAdvice(name(), header, isInteger, "one integer (a candidate index)"));
+    auto mask = header.featureIndex(kMaskFeature);
+    if (!mask)
+      return makeError(ErrorCode::kUnsupported, "regalloc: clang's header has no '{}' feature",
+                       kMaskFeature);
+    if (header.features[*mask].elementCount() < 1 ||
+        protocol::isFloatingPoint(header.features[*mask].type()))
+      return makeError(ErrorCode::kUnsupported,
+                       "regalloc: feature '{}' is {}, expected a non-empty integer tensor",
+                       kMaskFeature, header.features[*mask].toJson());
+    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(header, *mask));
+  }
+};
+
+class PriorityProblem final : public Problem {
+public:
+  std::string_view name() const override { return "regalloc-priority"; }
+  std::string_view summary() const override {
+    return "register allocation priority: give each live range its place in the greedy "
+           "allocator's queue; score = 4*reloads + spills + 0.2*copies";
+  }
+  std::string_view demoCorpusVariant() const override { return "O2"; }
+  ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
+
+  std::vector<std::string> interactiveArgs(const std::string& channelBase,
+                                           const ProblemOptions&) const override {
+    return {"-mllvm", "-regalloc-enable-priority-advisor=release", "-mllvm",
+            "-regalloc-priority-interactive-channel-base=" + channelBase};
+  }
+
+  Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
+                                                   const ProblemOptions& options) const override {
+    MLGO_TRY(checkScalarAdvice(name(), header, isFloating, "one float (the priority)"));
+    if (!validPriority(header.advice->type(), options.constantPriority))
+      return makeError(ErrorCode::kInvalidArgument,
+                       "regalloc-priority: the fallback priority {} is not in [0, 2^32)",
+                       options.constantPriority);
+    return std::shared_ptr<const BoundProblem>(
+        std::make_shared<BoundPriority>(header, options.constantPriority));
+  }
+};
+
+} // namespace
+
+const Problem& evictionProblem() {
+  static const EvictionProblem kProblem;
+  return kProblem;
+}
+
+const Problem& priorityProblem() {
+  static const PriorityProblem kProblem;
+  return kProblem;
+}
+
+} // namespace mlgo::env::detail

@@ -1,0 +1,241 @@
+//===- env/testing/fake_compiler.cc - a scripted stand-in for clang ---------===//
+///
+/// \file
+/// A test program that speaks clang's side of the interactive protocol from
+/// a recorded stream, and misbehaves on request. It accepts a clang-like
+/// command line and uses only: the `...-interactive-channel-base=B` option,
+/// `-o OUT`, `-opt-record-file F`, and the input after `-x ir`, which is a
+/// script (so a corpus module's .bc can be a script):
+///
+///   mlgo-fake-compiler
+///   stream <file>       replay this recorded stream (header and records)
+///   object <file>       copy to OUT at the end
+///   remarks <file>      copy to F at the end
+///   answers <file>      append each answer as a line "<context> <id> <value>"
+///   fault <kind> [N]    misbehave when observation N+1 has been sent, before
+///                       reading its answer (or at the end if there are fewer):
+///                         crash      raise SIGSEGV
+///                         hang       sleep forever (pause)
+///                         exit       exit with code 3
+///                         garbage    write a line that is not a record
+///                         spam       repeat the last observation forever
+///                         never-open never touch the fifos (N ignored)
+///                         never-open-hang   never touch the fifos, sleep forever
+///   exit <code>         exit code at the end (default 0)
+///
+/// Relative paths are relative to the script's directory. Anything it does
+/// not understand is an error on stderr and exit code 2.
+///
+//===----------------------------------------------------------------------===//
+#include "mlgo/protocol/stream_reader.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Script {
+  fs::path stream, object, remarks, answers;
+  std::string fault = "none";
+  uint64_t faultAfter = 0;
+  int exitCode = 0;
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "fake-compiler: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
+std::string readAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    die("cannot read " + path.string());
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+Script parseScript(const fs::path& path) {
+  std::istringstream in(readAll(path));
+  std::string line;
+  if (!std::getline(in, line) || line != "mlgo-fake-compiler")
+    die("error: " + path.string() + " is not a fake-compiler script (corrupt input)");
+  Script script;
+  auto resolve = [&](const std::string& p) { return path.parent_path() / p; };
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string key, value;
+    words >> key >> value;
+    if (key.empty())
+      continue;
+    if (key == "stream")
+      script.stream = resolve(value);
+    else if (key == "object")
+      script.object = resolve(value);
+    else if (key == "remarks")
+      script.remarks = resolve(value);
+    else if (key == "answers")
+      script.answers = resolve(value);
+    else if (key == "exit")
+      script.exitCode = std::stoi(value);
+    else if (key == "fault") {
+      script.fault = value;
+      words >> script.faultAfter;
+    } else
+      die("unknown script line: " + line);
+  }
+  return script;
+}
+
+void copyFile(const fs::path& from, const fs::path& to) {
+  if (from.empty() || to.empty())
+    return;
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec)
+    die("cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+}
+
+void writeAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0)
+      die(std::string("write: ") + std::strerror(errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void readExactly(int fd, std::byte* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::read(fd, data, size);
+    if (n == 0)
+      die("the host closed the channel");
+    if (n < 0)
+      die(std::string("read: ") + std::strerror(errno));
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+void misbehave(const std::string& fault, int out) {
+  if (fault == "crash") {
+    ::signal(SIGSEGV, SIG_DFL);
+    ::raise(SIGSEGV);
+  } else if (fault == "hang") {
+    for (;;)
+      ::pause();
+  } else if (fault == "exit") {
+    std::fprintf(stderr, "fake-compiler: exiting early as scripted\n");
+    std::_Exit(3);
+  } else if (fault == "garbage") {
+    const char junk[] = "this is not a record\n";
+    writeAll(out, junk, sizeof junk - 1);
+  }
+}
+
+/// Replays the stream; returns after the last record.
+void replay(const Script& script, const std::string& base) {
+  std::string recorded = readAll(script.stream);
+  int in = ::open((base + ".in").c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    die("Cannot open inbound file " + base + ".in");
+  int out = ::open((base + ".out").c_str(), O_WRONLY | O_CLOEXEC);
+  if (out < 0)
+    die("Cannot open outbound file " + base + ".out");
+  std::FILE* answers = script.answers.empty() ? nullptr : std::fopen(script.answers.c_str(), "a");
+
+  mlgo::protocol::StreamReader reader;
+  reader.feed(recorded);
+  reader.finish();
+  mlgo::protocol::LogEvent event;
+  uint64_t answered = 0;
+  bool triggered = false;
+  std::vector<std::byte> advice;
+  std::string lastObservation;
+  for (;;) {
+    auto status = reader.next(event);
+    if (!status.ok())
+      die("bad recorded stream: " + status.error().message());
+    if (*status != mlgo::protocol::ReadStatus::kEvent)
+      break;
+    std::string_view record(recorded.data() + event.offset, reader.offset() - event.offset);
+    writeAll(out, record.data(), record.size());
+    if (event.kind == mlgo::protocol::EventKind::kHeader)
+      advice.resize(reader.header().advice ? reader.header().advice->byteSize() : 0);
+    if (event.kind != mlgo::protocol::EventKind::kObservation)
+      continue;
+    lastObservation = std::string(record.substr(record.find('\n') + 1));
+    if (!triggered && script.fault != "none" && answered == script.faultAfter) {
+      triggered = true;
+      if (script.fault == "spam") {
+        readExactly(in, advice.data(), advice.size());
+        for (int64_t id = event.id + 1;; ++id) {
+          std::string again = "{\"observation\":" + std::to_string(id) + "}\n" + lastObservation;
+          writeAll(out, again.data(), again.size());
+          readExactly(in, advice.data(), advice.size());
+        }
+      }
+      misbehave(script.fault, out);
+    }
+    readExactly(in, advice.data(), advice.size());
+    if (answers != nullptr) {
+      std::string value;
+      mlgo::protocol::appendElementText(value, reader.header().advice->type(), advice.data(), 0);
+      std::fprintf(answers, "%s %lld %s\n", reader.context().c_str(),
+                   static_cast<long long>(event.id), value.c_str());
+      std::fflush(answers);
+    }
+    ++answered;
+  }
+  if (!triggered && script.fault != "none")
+    misbehave(script.fault, out);
+  if (answers != nullptr)
+    std::fclose(answers);
+  ::close(out);
+  ::close(in);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string base, output, remarks, input;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto pos = arg.find("-interactive-channel-base=");
+    if (pos != std::string::npos)
+      base = arg.substr(pos + std::strlen("-interactive-channel-base="));
+    else if (arg == "-o" && i + 1 < argc)
+      output = argv[++i];
+    else if (arg == "-opt-record-file" && i + 1 < argc)
+      remarks = argv[++i];
+    else if (arg == "-x" && i + 2 < argc) {
+      ++i;
+      input = argv[++i];
+    }
+  }
+  if (input.empty())
+    die("no input (-x ir FILE)");
+  Script script = parseScript(input);
+  if (script.fault == "never-open-hang")
+    for (;;)
+      ::pause();
+  if (script.fault != "never-open" && !script.stream.empty() && !base.empty())
+    replay(script, base);
+  copyFile(script.object, output);
+  copyFile(script.remarks, remarks);
+  return script.exitCode;
+}

@@ -1,0 +1,55 @@
+//===- mlgo/env/clang_probe.h - what a clang can do -------------*- C++ -*-===//
+///
+/// \file
+/// Facts about the clang mlgo-env drives, found by running it: its version
+/// (`clang --version`), and for each problem whether an interactive compile
+/// of a tiny built-in C program works, with the feature and advice specs
+/// clang's header declared. The probe answers every decision with the
+/// problem's fallback policy, so it also checks that the policy is accepted.
+///
+/// Thread-safe (each call uses its own temporary directory).
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_CLANG_PROBE_H
+#define MLGO_ENV_CLANG_PROBE_H
+
+#include "mlgo/env/problem.h"
+#include "mlgo/protocol/training_log.h"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace mlgo::env {
+
+struct ClangVersion {
+  std::filesystem::path path;
+  /// The first line of `clang --version`, e.g. "Debian clang version 22.1.8".
+  std::string version;
+  /// The whole output (part of the baseline cache key).
+  std::string fullText;
+};
+
+/// Runs `clang --version`. kNotFound when the program does not exist,
+/// kCompiler when it fails or prints nothing.
+Result<ClangVersion>
+queryClangVersion(const std::filesystem::path& clang,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+struct ProblemProbe {
+  /// clang's header for this problem.
+  protocol::LogHeader header;
+  /// Decisions the probe program produced.
+  uint64_t observations = 0;
+};
+
+/// Compiles the probe program interactively for `problem`. kUnsupported
+/// with clang's message when clang rejects the flags, crashes, or never
+/// opens the channel; kNotFound when clang does not exist.
+Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
+                                  const ProblemOptions& options,
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_CLANG_PROBE_H

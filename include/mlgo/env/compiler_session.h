@@ -1,0 +1,165 @@
+//===- mlgo/env/compiler_session.h - one interactive compile ----*- C++ -*-===//
+///
+/// \file
+/// A CompilerSession is one compiler process answering to the host over a
+/// fifo pair (LLVM's InteractiveModelRunner protocol, see
+/// mlgo/protocol/training_log.h):
+///
+///   host                                   compiler (clang -mllvm ...-channel-base=B)
+///   mkfifo B.in, B.out
+///   open B.in  O_RDONLY|O_NONBLOCK  (a reader of the host's own, never read)
+///   open B.in  O_WRONLY|O_NONBLOCK  (succeeds: a reader exists), then blocking
+///   open B.out O_RDONLY|O_NONBLOCK
+///   spawn                           ---->  open B.in for reading  (returns at once)
+///                                          open B.out for writing (returns at once)
+///                                   <----  header line, {"context":...}
+///                                   <----  {"observation":N} + tensors
+///   write advice bytes              ---->  (blocked reading B.in until then)
+///                                   <----  ... EOF on B.out (codegen goes on)
+///   wait for exit, read the object
+///
+/// No open can block, on either side, so the host never polls for the
+/// compiler's opens (the ENXIO-retry handshake would cost a retry loop and
+/// up to one back-off interval of compiler stall per compile). The compiler
+/// may never open the fifos (-O0, optnone, nothing reaching the register
+/// allocator): it then exits without writing anything, and next() returns
+/// kEnd with header() == nullptr. The host's own reader on B.in also keeps
+/// a dying compiler from raising SIGPIPE in the host; compiler death is seen
+/// on B.out and through the process itself (pidfd). All host waits are
+/// poll()s with deadlines.
+///
+/// Deadlines: `compileTimeout` bounds the time the host spends waiting on the
+/// compiler (from spawn to the next decision request, between an answer and
+/// the next request, and until exit), not the time the agent takes to answer.
+/// `maxObservations` caps the decision requests. Crossing either, a stream
+/// error, or a compiler that dies kills the compiler's process group, reaps
+/// it, and makes the session failed: every later call returns the same error.
+///
+/// Thread safety: none; a session is used by one thread at a time. Destroying
+/// a session kills and reaps the compiler and removes its directory.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_COMPILER_SESSION_H
+#define MLGO_ENV_COMPILER_SESSION_H
+
+#include "mlgo/env/subprocess.h"
+#include "mlgo/env/temp_dir.h"
+#include "mlgo/protocol/training_log.h"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mlgo::env {
+
+/// Everything needed to run one compile.
+struct CompileCommand {
+  /// Program and arguments (argv[0] = the compiler).
+  std::vector<std::string> argv;
+  /// Fifo base `B` named in argv (the session creates B.in and B.out); empty
+  /// for a plain, non-interactive compile.
+  std::filesystem::path channelBase;
+  /// The object file argv writes.
+  std::filesystem::path objectPath;
+  /// The remarks file argv writes, if any.
+  std::filesystem::path remarksPath;
+  /// "NAME=VALUE" environment additions for the compiler.
+  std::vector<std::string> environment;
+};
+
+struct SessionLimits {
+  /// Time the host may wait on the compiler in total (see file comment).
+  std::chrono::milliseconds compileTimeout{std::chrono::minutes(10)};
+  /// Most decision requests one compile may make.
+  uint64_t maxObservations = 4'000'000;
+  /// When set, every byte read from B.out is also appended to this file
+  /// (recording streams for tests and debugging).
+  std::filesystem::path recordStreamTo;
+};
+
+enum class SessionEvent : uint8_t {
+  kObservation, ///< A decision request; answer() it before calling next() again.
+  kEnd,         ///< The stream ended; call finish().
+};
+
+/// One decision request. Views stay valid until the next call on the session.
+struct Observation {
+  std::string_view context;
+  int64_t id = 0;
+  /// All feature bytes, in header order.
+  std::span<const std::byte> data;
+  /// One view per header feature.
+  std::span<const std::span<const std::byte>> tensors;
+};
+
+/// How a compile went.
+struct CompileReport {
+  ExitStatus exit;
+  /// The compiler's stdout and stderr (bounded; see OutputBuffer).
+  std::string output;
+  uint64_t observations = 0;
+  /// Context names in order of first appearance.
+  std::vector<std::string> contexts;
+  /// False when the compiler never opened the fifos.
+  bool channelOpened = false;
+  /// Spawn to reap.
+  std::chrono::nanoseconds wallTime{0};
+  /// Host time spent waiting on the compiler (excludes agent think time).
+  std::chrono::nanoseconds compilerTime{0};
+  /// CPU time of the compiler process (user + system), from wait4.
+  std::chrono::nanoseconds compilerCpu{0};
+};
+
+class CompilerSession {
+public:
+  virtual ~CompilerSession() = default;
+
+  /// Waits for the next decision request or the end of the stream.
+  virtual Result<SessionEvent> next(Observation& observation) = 0;
+  /// Answers the pending observation with exactly the advice tensor's bytes.
+  /// kInvalidArgument (session unchanged) when there is no pending
+  /// observation or the size is not the advice spec's.
+  virtual Status answer(std::span<const std::byte> advice) = 0;
+  /// After kEnd: waits for the compiler to exit. Fails (kCompiler) unless it
+  /// exited with code 0 and wrote the object file; kTimeout past the budget.
+  virtual Result<CompileReport> finish() = 0;
+  /// Kills the compiler and releases everything. Idempotent.
+  virtual void abort() = 0;
+
+  /// The header, once next() has returned (nullptr if the compiler never
+  /// opened the channel).
+  virtual const protocol::LogHeader* header() const = 0;
+  /// Observations so far.
+  virtual uint64_t observations() const = 0;
+  /// The compiler's process id (for diagnostics and fault-injection tests).
+  virtual pid_t pid() const = 0;
+  /// The files of this compile.
+  virtual const CompileCommand& command() const = 0;
+};
+
+/// Creates the fifos, spawns the compiler and returns at once (the handshake
+/// happens in the first next()). Takes ownership of `dir`, which must hold
+/// the channel base, object and remarks paths; it is removed with the
+/// session. kNotFound when the compiler does not exist.
+Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, CompileCommand command,
+                                                              const SessionLimits& limits);
+
+/// Runs a plain compile to completion (no channel), draining its output.
+/// kTimeout after `timeout` (the compiler is killed), kCompiler unless it
+/// exited with 0 and wrote the object file. `cancel`, when set to true by
+/// another thread, kills the compile within a few milliseconds (kInternal
+/// "cancelled").
+Result<CompileReport> runCompile(const CompileCommand& command, std::chrono::milliseconds timeout,
+                                 const std::atomic<bool>* cancel = nullptr);
+
+/// The tail of a compiler's output suitable for an error message: the last
+/// `maxLines` non-empty lines, indented.
+std::string outputExcerpt(const std::string& output, size_t maxLines = 12);
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_COMPILER_SESSION_H

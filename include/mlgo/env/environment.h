@@ -1,0 +1,213 @@
+//===- mlgo/env/environment.h - the gym-style environment -------*- C++ -*-===//
+///
+/// \file
+/// The in-process environment the server wraps: one problem, one corpus, one
+/// clang, many concurrent episodes.
+///
+///   auto env = Environment::create(options);          // probes clang
+///   auto first = env->reset({.module = "sha256.o"});  // or sampled
+///   StepResult step = first->step;
+///   while (!step.terminated && !step.truncated)
+///     env->step(first->episode, action(step.observation), step);
+///   // step.reward, step.summary->policyScore / defaultScore ...
+///
+/// Episodes. One episode is one compile of one module with the agent
+/// answering each decision. reset() starts clang and returns its first
+/// decision request. A module that makes no decision (e.g. built at -O0)
+/// ends at reset() with `terminated` and its reward, when it was requested
+/// by name (its episode id is then never open); a sampled one is skipped,
+/// remembered, and another module is sampled. A sampled module that fails
+/// (e.g. corrupt bitcode) is reported as the error of that reset(). An
+/// invalid action is rejected (kInvalidArgument naming the rule) without
+/// reaching clang, and the episode stays where it was. With `maxSteps`,
+/// the step that reaches it finishes the compile with the problem's
+/// fallback policy and returns `truncated` with the reward. An episode
+/// that ends - terminated, truncated or failed - is gone: later calls with
+/// its id get kNotFound.
+///
+/// Rewards: 0 on intermediate steps; on the final step
+/// relativeReward(policy score, default score) (score.h), where the
+/// default score comes from a plain compile with the same flags, cached on
+/// disk (baseline_cache.h) and, on a first visit, computed concurrently with
+/// the interactive compile.
+///
+/// Failures end the episode with an error naming the episode and module:
+/// kCompiler (clang crashed, was killed, rejected the module), kTimeout
+/// (compile timeout), kNotFound (clang or module missing). Other episodes
+/// are unaffected.
+///
+/// Concurrency: every member function is thread-safe. Calls on one episode
+/// are serialised; calls on different episodes run in parallel. At most
+/// `jobs` compilers work at a time (see job slots in env/job_slots.h); a
+/// compiler waiting for its agent holds no slot. Destroying the Environment
+/// kills every live compiler and waits for background baseline compiles to
+/// stop.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_ENVIRONMENT_H
+#define MLGO_ENV_ENVIRONMENT_H
+
+#include "mlgo/corpus/command_line.h"
+#include "mlgo/corpus/corpus.h"
+#include "mlgo/corpus/sampler.h"
+#include "mlgo/env/problem.h"
+#include "mlgo/protocol/tensor_spec.h"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlgo::env {
+
+struct EnvironmentOptions {
+  /// "inlining", "regalloc" or "regalloc-priority".
+  std::string problem = "inlining";
+  /// Corpus directory; empty = the bundled demo corpus for the problem.
+  std::filesystem::path corpus;
+  /// The clang to drive; empty = "clang-22" from PATH.
+  std::filesystem::path clang;
+  /// Baseline cache directory; empty = BaselineCache::defaultDir().
+  std::filesystem::path cacheDir;
+  /// False: baselines are kept in memory only.
+  bool useDiskCache = true;
+  /// Compilers working at once; 0 = the number of hardware threads.
+  unsigned jobs = 0;
+  /// Open episodes at once (each holds a live clang process).
+  size_t maxEpisodes = 1024;
+  /// Host time waiting on one compiler (see compiler_session.h).
+  std::chrono::milliseconds compileTimeout{std::chrono::minutes(10)};
+  /// Decision requests one compile may make.
+  uint64_t maxObservations = 4'000'000;
+  ProblemOptions problemOptions;
+  corpus::SamplerOptions sampler;
+  corpus::FlagRules flagRules;
+  /// Parent of per-compile temporary directories; empty = $TMPDIR or /tmp.
+  std::filesystem::path tempDir;
+};
+
+/// What an agent needs to know before its first episode.
+struct EnvironmentDescription {
+  std::string problem;
+  std::string summary;
+  /// Specs of the features in every observation, in order (from clang's
+  /// header; `inlining_default` only when asked for).
+  std::vector<protocol::TensorSpec> observationSpecs;
+  /// Byte offset of each feature in AgentObservation::bytes.
+  std::vector<size_t> observationOffsets;
+  /// The action tensor; always set.
+  std::optional<protocol::TensorSpec> actionSpec;
+  std::string actionRule;
+  std::string rewardDefinition;
+  std::filesystem::path corpusRoot;
+  size_t corpusModules = 0;
+  std::filesystem::path clangPath;
+  std::string clangVersion;
+  unsigned jobs = 0;
+  std::filesystem::path cacheDir; ///< Empty when the disk cache is off.
+};
+
+/// The features the agent sees, copied out of clang's stream.
+struct AgentObservation {
+  std::string context;          ///< Module ("") or function name.
+  int64_t id = 0;               ///< Observation number within the context.
+  std::vector<std::byte> bytes; ///< Visible tensors concatenated, spec order.
+};
+
+/// Scores of one context (function) on the final step.
+struct ContextScore {
+  std::string name;
+  double policy = 0;
+  std::optional<double> baseline; ///< Absent if the default compile lacks it.
+};
+
+/// What the final step of an episode reports.
+struct EpisodeSummary {
+  double policyScore = 0;
+  double defaultScore = 0;
+  std::vector<ContextScore> contexts; ///< Regalloc problems: per function.
+  uint64_t observations = 0;          ///< Decisions clang asked for.
+  uint64_t agentSteps = 0;            ///< Answered by the agent.
+  uint64_t fallbackSteps = 0;         ///< Answered by the fallback policy.
+  bool channelOpened = false;         ///< False: clang never asked anything.
+  bool baselineCached = false;        ///< Default score came from the cache.
+  double compileSeconds = 0;          ///< Wall time of the interactive compile.
+  double compilerCpuSeconds = 0;      ///< clang's CPU time.
+  double hostWaitSeconds = 0;         ///< Time spent waiting on clang.
+};
+
+struct StepResult {
+  /// The next decision request (meaningless once terminated or truncated).
+  AgentObservation observation;
+  double reward = 0;
+  bool terminated = false;
+  bool truncated = false;
+  /// clang's own decision for this request, when it tells (inlining).
+  std::optional<ActionValue> defaultAction;
+  /// What the fallback policy would answer.
+  std::optional<ActionValue> fallbackAction;
+  /// Set on the final step.
+  std::optional<EpisodeSummary> summary;
+};
+
+struct EpisodeOptions {
+  /// Agent steps after which the episode is truncated (fallback finishes).
+  std::optional<uint64_t> maxSteps;
+};
+
+struct ResetRequest {
+  /// Module name from the corpus; empty = sampled.
+  std::string module;
+  /// Reseeds the sampler first (gymnasium semantics).
+  std::optional<uint64_t> seed;
+  EpisodeOptions options;
+};
+
+using EpisodeId = uint64_t;
+
+struct ResetResult {
+  EpisodeId episode = 0;
+  std::string module;
+  StepResult step;
+};
+
+class Environment {
+public:
+  /// Opens the corpus, queries and probes clang for the problem, opens the
+  /// cache. Errors name what is wrong (unknown problem, missing clang,
+  /// unsupported problem, bad corpus, unusable cache directory).
+  static Result<std::unique_ptr<Environment>> create(const EnvironmentOptions& options);
+
+  ~Environment();
+  Environment(const Environment&) = delete;
+  Environment& operator=(const Environment&) = delete;
+
+  const EnvironmentDescription& describe() const;
+  const corpus::Corpus& corpus() const;
+  const Problem& problem() const;
+
+  /// Starts an episode (see the file comment).
+  Result<ResetResult> reset(const ResetRequest& request);
+  /// Answers the episode's pending decision with `action`; `result` gets
+  /// the next request or the final outcome. Reuses `result`'s buffers.
+  Status step(EpisodeId episode, const ActionValue& action, StepResult& result);
+  /// Ends an episode early, killing its compiler. kNotFound if unknown.
+  Status close(EpisodeId episode);
+
+  /// Episodes currently open.
+  size_t openEpisodes() const;
+  /// The clang process of an open episode (diagnostics, fault injection).
+  std::optional<pid_t> compilerPid(EpisodeId episode) const;
+
+private:
+  struct Impl;
+  explicit Environment(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_ENVIRONMENT_H

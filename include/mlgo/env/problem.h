@@ -1,0 +1,139 @@
+//===- mlgo/env/problem.h - the optimisation problems -----------*- C++ -*-===//
+///
+/// \file
+/// The registry of problems mlgo-env hosts. A Problem knows the compiler
+/// flags that make clang ask its questions, how its score is measured, and,
+/// once bound to the header clang actually sent (`bind`), which features the
+/// agent sees, which actions are valid and what the fallback policy answers.
+///
+///  - inlining: inline this call site? Valid: 0 or 1. Fallback: clang's own
+///    decision (`inlining_default`).
+///  - regalloc (eviction): which live range to evict. Valid: an index i with
+///    mask[i] == 1. Fallback: "evict nothing" (the last position) when
+///    allowed, else the first valid candidate.
+///  - regalloc-priority: the priority of a live range. Valid: finite and in
+///    [0, 2^32) once rounded to the advice's float type. Fallback: a
+///    constant.
+///
+/// Feature and advice specs are never hard-coded: they come from clang's
+/// header; bind() checks only what the rules above rely on (the advice type
+/// and shape, and the `mask` / `inlining_default` features) and says plainly
+/// what it found instead when they are missing.
+///
+/// Problems are immutable and thread-safe; BoundProblem too.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_PROBLEM_H
+#define MLGO_ENV_PROBLEM_H
+
+#include "mlgo/env/compiler_session.h"
+#include "mlgo/protocol/training_log.h"
+#include "mlgo/support/result.h"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace mlgo::env {
+
+/// An agent's answer: an integer or a floating-point number (JSON numbers
+/// map to whichever they are written as).
+using ActionValue = std::variant<int64_t, double>;
+
+/// "3", "0.5".
+std::string formatAction(const ActionValue& action);
+
+/// How a problem scores a compile (lower is better for both).
+enum class ScoreKind : uint8_t {
+  kTextBytes,    ///< Bytes of executable sections of the object file.
+  kRegallocCost, ///< 4*reloads + 1*spills + 0.2*copies from regalloc remarks.
+};
+
+struct ProblemOptions {
+  /// inlining: show `inlining_default` to the agent as the last feature (it
+  /// is always reported in the step info).
+  bool includeDefaultFeature = false;
+  /// inlining: value of -ml-advisor-size-increase-threshold; high enough that
+  /// clang keeps asking on big modules, so answering the default reproduces
+  /// a plain compile.
+  double sizeIncreaseThreshold = 100.0;
+  /// regalloc-priority: what the fallback policy answers.
+  double constantPriority = 1.0;
+};
+
+/// A problem bound to one header: the rules for its observations.
+class BoundProblem {
+public:
+  virtual ~BoundProblem() = default;
+
+  const protocol::LogHeader& header() const { return header_; }
+  /// Indices into header().features of the features the agent sees.
+  std::span<const size_t> visibleFeatures() const { return visible_; }
+  /// The advice tensor (what an action becomes on the wire).
+  const protocol::TensorSpec& actionSpec() const { return *header_.advice; }
+
+  /// Checks `action` against this observation. kInvalidArgument with a
+  /// message naming the rule it broke.
+  virtual Status validate(const Observation& observation, const ActionValue& action) const = 0;
+  /// Encodes a validated action into `out` (actionSpec().byteSize() bytes).
+  Status encode(const ActionValue& action, std::span<std::byte> out) const;
+  /// What the fallback policy answers to this observation (always valid).
+  virtual ActionValue fallback(const Observation& observation) const = 0;
+  /// clang's own default decision, when the stream carries it.
+  virtual std::optional<ActionValue> defaultDecision(const Observation&) const {
+    return std::nullopt;
+  }
+  /// One-line description of the valid actions, for `describe`.
+  virtual std::string actionRule() const = 0;
+
+protected:
+  BoundProblem(protocol::LogHeader header, std::vector<size_t> visible)
+      : header_(std::move(header)), visible_(std::move(visible)) {}
+
+private:
+  protocol::LogHeader header_;
+  std::vector<size_t> visible_;
+};
+
+class Problem {
+public:
+  virtual ~Problem() = default;
+
+  /// "inlining", "regalloc", "regalloc-priority".
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;
+  /// The demo corpus variant the problem trains on by default ("Oz", "O2").
+  virtual std::string_view demoCorpusVariant() const = 0;
+  virtual ScoreKind scoreKind() const = 0;
+
+  /// Arguments making clang ask over channel `channelBase` (each option is
+  /// preceded by `-mllvm`).
+  virtual std::vector<std::string> interactiveArgs(const std::string& channelBase,
+                                                   const ProblemOptions& options) const = 0;
+  /// Arguments both the interactive and the baseline compile need to be
+  /// scored (the remarks file for regalloc problems). `cc1` selects cc1
+  /// spellings; otherwise driver spellings.
+  std::vector<std::string> scoreArgs(const std::filesystem::path& remarksFile, bool cc1) const;
+
+  /// Checks that clang's header fits this problem and returns the rules
+  /// for its observations. kUnsupported saying what is missing or different.
+  virtual Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
+                                                           const ProblemOptions& options) const = 0;
+
+  /// "1 - policy/default of executable-section bytes" and the like.
+  std::string rewardDefinition() const;
+};
+
+/// Every problem, in a stable order.
+std::span<const Problem* const> allProblems();
+/// The problem called `name`; kInvalidArgument listing the valid names.
+Result<const Problem*> findProblem(std::string_view name);
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_PROBLEM_H

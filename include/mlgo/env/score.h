@@ -1,0 +1,79 @@
+//===- mlgo/env/score.h - measuring a compile -------------------*- C++ -*-===//
+///
+/// \file
+/// Scores of a finished compile, read in-process with LLVM's libraries (no
+/// llvm-size or remark tools are spawned). Lower is better for every score.
+///
+///  - Size: the sum of the sizes of the object's executable sections
+///    (SHF_EXECINSTR for ELF).
+///  - Register allocation: from the `regalloc` optimisation remarks clang
+///    writes with `-opt-record-file F -opt-record-passes regalloc
+///    -opt-record-format bitstream` (driver: `-fsave-optimization-record=
+///    bitstream -foptimization-record-passes=regalloc
+///    -foptimization-record-file=F`): one `SpillReloadCopies` remark per
+///    machine function carrying frequency-weighted costs. A function's score
+///    is LLVM's RegAllocScore weighting:
+///        4 * (reloads + folded reloads) + 1 * (spills + folded spills)
+///          + 0.2 * copies
+///    A function without such a remark (nothing spilled or copied) scores 0.
+///
+/// Thread safety: the functions are reentrant.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_ENV_SCORE_H
+#define MLGO_ENV_SCORE_H
+
+#include "mlgo/support/result.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mlgo::env {
+
+/// Weights of LLVM's RegAllocScore.
+inline constexpr double kReloadWeight = 4.0;
+inline constexpr double kSpillWeight = 1.0;
+inline constexpr double kCopyWeight = 0.2;
+
+/// Frequency-weighted register allocation costs of one function.
+struct RegallocCosts {
+  std::string function;
+  double spills = 0;
+  double reloads = 0;
+  double foldedSpills = 0;
+  double foldedReloads = 0;
+  double copies = 0;
+
+  double score() const {
+    return kReloadWeight * (reloads + foldedReloads) + kSpillWeight * (spills + foldedSpills) +
+           kCopyWeight * copies;
+  }
+};
+
+/// A compile's score, in total and per context (function), in the order the
+/// compiler reported them.
+struct ModuleScore {
+  double total = 0;
+  std::vector<std::pair<std::string, double>> contexts;
+};
+
+/// Bytes of executable sections of an object file. kNotFound / kParse
+/// naming the file.
+Result<uint64_t> executableSectionBytes(const std::filesystem::path& object);
+
+/// Per-function costs from a bitstream remarks file (functions in file
+/// order; a function reported twice has its costs added). kNotFound /
+/// kParse naming the file.
+Result<std::vector<RegallocCosts>> readRegallocRemarks(const std::filesystem::path& remarks);
+
+/// Sums per-function costs into a ModuleScore.
+ModuleScore regallocScore(const std::vector<RegallocCosts>& costs);
+
+/// 1 - policy/default. When default is 0 the ratio is undefined: the reward
+/// is 0 if the policy scores 0 too, else -1.
+double relativeReward(double policy, double baseline);
+
+} // namespace mlgo::env
+
+#endif // MLGO_ENV_SCORE_H
