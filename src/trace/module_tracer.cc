@@ -52,8 +52,13 @@ Result<TracedModule> traceModule(env::Environment& environment, const std::strin
   if (!last.ok())
     return last.error();
 
-  std::vector<ContextResult> rows =
-      contextResults(environment.problem(), module, *last->summary, builder.functions());
+  return finishTracedModule(builder, environment.problem(), module, *last->summary);
+}
+
+Result<TracedModule> finishTracedModule(ModuleTraceBuilder& builder, const env::Problem& problem,
+                                        std::string_view module,
+                                        const env::EpisodeSummary& summary) {
+  std::vector<ContextResult> rows = contextResults(problem, module, summary, builder.functions());
   TracedModule traced;
   auto records = builder.finish(rows);
   if (!records.ok())

@@ -14,6 +14,7 @@
 
 #include "mlgo/env/environment.h"
 #include "mlgo/protocol/training_log.h"
+#include "trace/module_trace.h"
 #include "trace/trace_policy.h"
 
 #include <functional>
@@ -38,6 +39,12 @@ Result<env::StepResult>
 playEpisode(env::Environment& environment, const std::string& module,
             const DecisionFunction& decide,
             const std::function<Status(const env::StepResult&, const env::ActionValue&)>& observed);
+
+/// Finishes a traced module once its episode summary is known: per-context
+/// rewards, the finished records and the CSV rows.
+Result<TracedModule> finishTracedModule(ModuleTraceBuilder& builder, const env::Problem& problem,
+                                        std::string_view module,
+                                        const env::EpisodeSummary& summary);
 
 /// Traces `module` with `policy` (kClangDefault or kFallback). `header` is
 /// the trace header: the environment's observation specs then the action.

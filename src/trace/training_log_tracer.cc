@@ -111,16 +111,7 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   summary.policyScore = summary.defaultScore = score.total;
   for (const auto& [name, value] : score.contexts)
     summary.contexts.push_back({name, value, value});
-  std::vector<ContextResult> rows = contextResults(problem, module, summary, builder.functions());
-  TracedModule traced;
-  auto records = builder.finish(rows);
-  if (!records.ok())
-    return records.error();
-  traced.records = std::move(*records);
-  appendCsvRows(traced.csv, module, rows);
-  traced.observations = builder.observations();
-  traced.contexts = builder.functions().size();
-  return traced;
+  return finishTracedModule(builder, problem, module, summary);
 }
 
 } // namespace mlgo::trace
