@@ -47,13 +47,10 @@ Result<ClangVersion> queryClangVersion(const std::filesystem::path& clang,
   return version;
 }
 
-Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
-                                  const ProblemOptions& options,
-                                  std::chrono::milliseconds timeout) {
-  auto dir = TempDir::create("mlgo-env-probe-");
-  if (!dir.ok())
-    return dir.error();
-  std::filesystem::path source = dir->path() / "probe.c";
+Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
+                                           const Problem& problem,
+                                           const std::filesystem::path& dir) {
+  std::filesystem::path source = dir / "probe.c";
   {
     std::ofstream out(source);
     out << kProbeSource;
@@ -61,8 +58,7 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
       return makeError(ErrorCode::kIo, "cannot write {}", source.string());
   }
   CompileCommand command;
-  command.channelBase = dir->path() / "channel";
-  command.objectPath = dir->path() / "probe.o";
+  command.objectPath = dir / "probe.o";
   command.argv = {clang.string(),
                   problem.demoCorpusVariant() == "Oz" ? "-Oz" : "-O2",
                   "-fno-crash-diagnostics",
@@ -72,9 +68,23 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
                   source.string(),
                   "-o",
                   command.objectPath.string()};
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  return command;
+}
+
+Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
+                                  const ProblemOptions& options,
+                                  std::chrono::milliseconds timeout) {
+  auto dir = TempDir::create("mlgo-env-probe-");
+  if (!dir.ok())
+    return dir.error();
+  auto built = probeCompileCommand(clang, problem, dir->path());
+  if (!built.ok())
+    return built.error();
+  CompileCommand command = std::move(*built);
+  command.channelBase = dir->path() / "channel";
   for (std::string& arg : problem.interactiveArgs(command.channelBase.string(), options))
     command.argv.push_back(std::move(arg));
-  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
 
   SessionLimits limits;
   limits.compileTimeout = timeout;

@@ -50,6 +50,14 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
                                   const ProblemOptions& options,
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
+/// Writes a small C program with calls and register pressure into `dir` and
+/// returns a driver command compiling it to `dir/probe.o` at the problem's
+/// optimisation level (with -fno-crash-diagnostics, symbolization off). For
+/// capability probes: the caller appends the flags under test.
+Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
+                                           const Problem& problem,
+                                           const std::filesystem::path& dir);
+
 } // namespace mlgo::env
 
 #endif // MLGO_ENV_CLANG_PROBE_H
