@@ -97,19 +97,7 @@ double independentAlwaysInlineBytes(const corpus::ModuleSpec& module) {
   auto listing = runCompile(readelf, std::chrono::seconds(60));
   std::filesystem::remove(keep);
   EXPECT_TRUE(listing.ok());
-  std::istringstream lines(listing->output);
-  std::string line;
-  double bytes = 0;
-  while (std::getline(lines, line)) {
-    if (line.find("] ") == std::string::npos)
-      continue;
-    std::istringstream fields(line.substr(line.find("] ") + 2));
-    std::string name, type, address, offset, size, es, flags;
-    fields >> name >> type >> address >> offset >> size >> es >> flags;
-    if (flags.find('X') != std::string::npos)
-      bytes += static_cast<double>(std::stoull(size, nullptr, 16));
-  }
-  return bytes;
+  return static_cast<double>(testing::parseReadelfExecutable(listing->output).bytes);
 }
 
 ActionValue defaultPolicy(const StepResult& step) {

@@ -177,4 +177,22 @@ fs::path buildTestCorpus(const fs::path& dir, const std::vector<TestSource>& sou
   return options.outputDir;
 }
 
+ReadelfExecutable parseReadelfExecutable(const std::string& listing) {
+  ReadelfExecutable out;
+  std::istringstream lines(listing);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("] ") == std::string::npos)
+      continue;
+    std::istringstream fields(line.substr(line.find("] ") + 2));
+    std::string name, type, address, offset, size, es, flags;
+    fields >> name >> type >> address >> offset >> size >> es >> flags;
+    if (flags.find('X') != std::string::npos) {
+      out.bytes += std::stoull(size, nullptr, 16);
+      ++out.sections;
+    }
+  }
+  return out;
+}
+
 } // namespace mlgo::env::testing

@@ -69,6 +69,14 @@ struct TestSource {
 std::filesystem::path buildTestCorpus(const std::filesystem::path& dir,
                                       const std::vector<TestSource>& sources);
 
+/// Sections flagged X in an `llvm-readelf -S -W` listing: how many and their
+/// total size (an independent check of the in-process score).
+struct ReadelfExecutable {
+  uint64_t bytes = 0;
+  int sections = 0;
+};
+ReadelfExecutable parseReadelfExecutable(const std::string& listing);
+
 } // namespace mlgo::env::testing
 
 #endif // MLGO_ENV_TESTING_TEST_UTIL_H
