@@ -3,8 +3,10 @@
 
 #include "episode.h"
 #include "mlgo/env/clang_probe.h"
+#include "mlgo/ir2vec/embedder.h"
 
 #include <atomic>
+#include <future>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -26,6 +28,13 @@ struct Environment::Impl {
   std::unique_ptr<corpus::Sampler> sampler;
   std::unordered_set<size_t> withoutDecisions; ///< Sampled modules clang asks nothing about.
 
+  // Module embeddings (with an IR2Vec vocabulary): one computation per
+  // module, started on its first reset and run while clang starts up.
+  using Embedding = Result<std::shared_ptr<const std::vector<double>>>;
+  std::optional<ir2vec::Embedder> embedder;
+  std::mutex embeddingMutex;
+  std::unordered_map<size_t, std::shared_future<Embedding>> embeddings;
+
   mutable std::mutex mutex;
   std::atomic<size_t> reserved{0}; ///< Open episodes plus resets in progress.
   EpisodeId nextId = 1;
@@ -35,6 +44,7 @@ struct Environment::Impl {
   Result<std::shared_ptr<Episode>> find(EpisodeId id) const;
   Result<size_t> sample(std::optional<uint64_t> seed);
   Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
+  std::shared_future<Embedding> moduleEmbedding(size_t moduleIndex);
 };
 
 namespace {
@@ -71,6 +81,27 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
     return problem.error();
   impl->problem = *problem;
 
+  // The vocabulary first: a bad file is reported before clang is probed.
+  ProblemOptions problemOptions = options.problemOptions;
+  std::optional<ir2vec::Vocabulary> vocabulary;
+  if (!options.ir2vecVocabulary.empty()) {
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(options.ir2vecVocabulary, ec);
+    if (ec)
+      return makeError(ErrorCode::kIo, "IR2Vec vocabulary {}: {}",
+                       options.ir2vecVocabulary.string(), ec.message());
+    auto loaded = ir2vec::Vocabulary::load(absolute);
+    if (!loaded.ok())
+      return std::move(loaded).error().withContext("IR2Vec vocabulary");
+    auto embedder = ir2vec::Embedder::create(*loaded);
+    if (!embedder.ok())
+      return embedder.error();
+    impl->embedder.emplace(std::move(*embedder));
+    problemOptions.ir2vecVocabulary = absolute.lexically_normal();
+    problemOptions.ir2vecDimension = loaded->dimension();
+    vocabulary.emplace(std::move(*loaded));
+  }
+
   auto dir = corpusDir(options, **problem);
   if (!dir.ok())
     return dir.error();
@@ -84,10 +115,10 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
-  auto probe = probeProblem(clangPath, **problem, options.problemOptions, options.compileTimeout);
+  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout);
   if (!probe.ok())
     return probe.error();
-  auto bound = (*problem)->bind(probe->header, options.problemOptions);
+  auto bound = (*problem)->bind(probe->header, problemOptions);
   if (!bound.ok())
     return bound.error();
 
@@ -105,7 +136,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
 
   unsigned jobs =
       options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, options.problemOptions,
+  impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
   impl->baselines = std::make_unique<BaselineService>(
@@ -127,6 +158,11 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->description.jobs = jobs;
   if (cache)
     impl->description.cacheDir = cache->dir();
+  if (vocabulary) {
+    impl->description.ir2vecVocabulary = problemOptions.ir2vecVocabulary;
+    impl->description.ir2vecDimension = vocabulary->dimension();
+    impl->description.ir2vecMissingEntities = vocabulary->missingEntities();
+  }
   return std::unique_ptr<Environment>(new Environment(std::move(impl)));
 }
 
@@ -212,13 +248,41 @@ Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
   ResetResult result;
   result.episode = id;
   result.module = module.name;
+  std::optional<std::shared_future<Embedding>> embedding;
+  if (embedder)
+    embedding = moduleEmbedding(moduleIndex);
   std::unique_lock episodeLock(episode->mutex());
   MLGO_TRY(episode->start(result.step));
+  if (embedding) {
+    const Embedding& computed = embedding->get();
+    if (!computed.ok()) {
+      episode->close();
+      return makeError(computed.error().code(), "episode {} on {}: module embedding: {}", id,
+                       module.name, computed.error().message());
+    }
+    result.moduleEmbedding = *computed;
+  }
   if (!episode->over()) {
     std::lock_guard lock(mutex);
     episodes.emplace(id, episode);
   }
   return result;
+}
+
+std::shared_future<Environment::Impl::Embedding>
+Environment::Impl::moduleEmbedding(size_t moduleIndex) {
+  std::lock_guard lock(embeddingMutex);
+  auto [it, inserted] = embeddings.try_emplace(moduleIndex);
+  if (inserted) {
+    std::filesystem::path bitcode = corpus->modules()[moduleIndex].bitcodePath;
+    it->second = std::async(std::launch::async, [this, bitcode]() -> Embedding {
+                   auto vector = embedder->moduleVector(bitcode);
+                   if (!vector.ok())
+                     return vector.error();
+                   return std::make_shared<const std::vector<double>>(std::move(*vector));
+                 }).share();
+  }
+  return it->second;
 }
 
 Result<ResetResult> Environment::reset(const ResetRequest& request) {

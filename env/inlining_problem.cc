@@ -5,14 +5,19 @@
 /// `-inliner-interactive-include-default` appends clang's own decision as the
 /// feature `inlining_default`; the host uses it as the fallback policy and
 /// reports it in the step info, and shows it to the agent only on request.
+/// With an IR2Vec vocabulary (ProblemOptions::ir2vecVocabulary) clang also
+/// sends `callee_embedding` and `caller_embedding`; bind() checks they came.
 ///
 //===----------------------------------------------------------------------===//
 #include "problems_impl.h"
+
+#include "mlgo/ir2vec/vocabulary.h"
 
 namespace mlgo::env::detail {
 namespace {
 
 constexpr std::string_view kDefaultFeature = "inlining_default";
+constexpr std::string_view kEmbeddingFeatures[] = {"callee_embedding", "caller_embedding"};
 
 bool isInteger(protocol::ElementType type) {
   return !protocol::isFloatingPoint(type);
@@ -49,6 +54,29 @@ private:
   size_t defaultIndex_;
 };
 
+// With a vocabulary, clang must have switched on both IR2Vec features, at
+// the vocabulary's dimension: a clang that ignores the flags, or reads
+// another file than the host embeds with, would otherwise go unnoticed.
+Status checkEmbeddingFeatures(const protocol::LogHeader& header, const ProblemOptions& options) {
+  for (std::string_view name : kEmbeddingFeatures) {
+    auto index = header.featureIndex(name);
+    if (!index)
+      return makeError(ErrorCode::kUnsupported,
+                       "inlining: clang was given the IR2Vec vocabulary {} but its header has no "
+                       "'{}' feature; this clang does not support the inliner's IR2Vec features",
+                       options.ir2vecVocabulary.string(), name);
+    const protocol::TensorSpec& spec = header.features[*index];
+    if (!protocol::isFloatingPoint(spec.type()) ||
+        (options.ir2vecDimension != 0 && spec.elementCount() != options.ir2vecDimension))
+      return makeError(ErrorCode::kUnsupported,
+                       "inlining: clang's feature '{}' is {}, expected {} floats (the dimension "
+                       "of the IR2Vec vocabulary {})",
+                       name, spec.toJson(), options.ir2vecDimension,
+                       options.ir2vecVocabulary.string());
+  }
+  return Status::success();
+}
+
 class InliningProblem final : public Problem {
 public:
   std::string_view name() const override { return "inlining"; }
@@ -61,14 +89,19 @@ public:
 
   std::vector<std::string> interactiveArgs(const std::string& channelBase,
                                            const ProblemOptions& options) const override {
-    return {"-mllvm",
-            "-enable-ml-inliner=release",
-            "-mllvm",
-            "-inliner-interactive-channel-base=" + channelBase,
-            "-mllvm",
-            "-inliner-interactive-include-default",
-            "-mllvm",
-            fmt::format("-ml-advisor-size-increase-threshold={}", options.sizeIncreaseThreshold)};
+    std::vector<std::string> args = {
+        "-mllvm",
+        "-enable-ml-inliner=release",
+        "-mllvm",
+        "-inliner-interactive-channel-base=" + channelBase,
+        "-mllvm",
+        "-inliner-interactive-include-default",
+        "-mllvm",
+        fmt::format("-ml-advisor-size-increase-threshold={}", options.sizeIncreaseThreshold)};
+    if (!options.ir2vecVocabulary.empty())
+      for (std::string& arg : ir2vec::inlinerVocabularyFlags(options.ir2vecVocabulary))
+        args.push_back(std::move(arg));
+    return args;
   }
 
   Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
@@ -83,6 +116,8 @@ public:
     if (header.features[*index].elementCount() != 1)
       return makeError(ErrorCode::kUnsupported, "inlining: feature '{}' is {}, expected one value",
                        kDefaultFeature, header.features[*index].toJson());
+    if (!options.ir2vecVocabulary.empty())
+      MLGO_TRY(checkEmbeddingFeatures(header, options));
     std::optional<size_t> hidden;
     if (!options.includeDefaultFeature)
       hidden = *index;

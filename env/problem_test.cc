@@ -1,6 +1,7 @@
 //===- env/problem_test.cc - action rules, fallbacks, headers --------------===//
 #include "mlgo/env/problem.h"
 
+#include "mlgo/env/environment.h"
 #include "testing/test_util.h"
 
 #include <gmock/gmock.h>
@@ -122,6 +123,106 @@ TEST(InliningRulesTest, HeaderWithoutDefaultIsUnsupported) {
   ASSERT_FALSE(bound.ok());
   EXPECT_EQ(bound.error().code(), ErrorCode::kUnsupported);
   EXPECT_THAT(bound.error().message(), HasSubstr("inlining_default"));
+}
+
+ProblemOptions withVocabulary(unsigned dimension) {
+  ProblemOptions options;
+  options.ir2vecVocabulary = "/vocab/v.json";
+  options.ir2vecDimension = dimension;
+  return options;
+}
+
+void addEmbeddingFeature(protocol::LogHeader& header, std::string name, ElementType type,
+                         int64_t dimension) {
+  auto spec = protocol::TensorSpec::create(std::move(name), type, {dimension});
+  ASSERT_TRUE(spec.ok());
+  header.features.push_back(*spec);
+}
+
+TEST(InliningRulesTest, VocabularyAddsBothIr2VecFlags) {
+  const Problem& inlining = **findProblem("inlining");
+  auto plain = inlining.interactiveArgs("/tmp/ch", {});
+  auto with = inlining.interactiveArgs("/tmp/ch", withVocabulary(8));
+  EXPECT_THAT(plain, ::testing::Not(::testing::Contains(HasSubstr("ir2vec"))));
+  EXPECT_THAT(with, ::testing::Contains("-ml-inliner-ir2vec-vocab-file=/vocab/v.json"));
+  EXPECT_THAT(with, ::testing::Contains("-ir2vec-vocab-path=/vocab/v.json"));
+  // Every option clang reads through -mllvm is preceded by it.
+  for (size_t i = 0; i < with.size(); i += 2)
+    EXPECT_EQ(with[i], "-mllvm") << with[i + 1];
+  // The register-allocation problems have no IR2Vec features.
+  for (const char* name : {"regalloc", "regalloc-priority"})
+    EXPECT_EQ((*findProblem(name))->interactiveArgs("/tmp/ch", withVocabulary(8)),
+              (*findProblem(name))->interactiveArgs("/tmp/ch", {}))
+        << name;
+}
+
+TEST(InliningRulesTest, VocabularyNeedsBothEmbeddingFeaturesAtItsDimension) {
+  const Problem& inlining = **findProblem("inlining");
+  protocol::LogHeader header = testing::inliningLikeHeader();
+  // clang ignored the flags: no embedding features.
+  auto missing = inlining.bind(header, withVocabulary(8));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(missing.error().message(), HasSubstr("no 'callee_embedding' feature"));
+
+  addEmbeddingFeature(header, "callee_embedding", ElementType::kFloat, 8);
+  auto half = inlining.bind(header, withVocabulary(8));
+  ASSERT_FALSE(half.ok());
+  EXPECT_THAT(half.error().message(), HasSubstr("no 'caller_embedding' feature"));
+
+  addEmbeddingFeature(header, "caller_embedding", ElementType::kFloat, 8);
+  auto bound = bind("inlining", header, withVocabulary(8));
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(bound->visibleFeatures().size(), 4u); // a, b and the two embeddings
+
+  auto wrongDimension = inlining.bind(header, withVocabulary(75));
+  ASSERT_FALSE(wrongDimension.ok());
+  EXPECT_THAT(wrongDimension.error().message(), HasSubstr("expected 75 floats"));
+
+  protocol::LogHeader integers = testing::inliningLikeHeader();
+  addEmbeddingFeature(integers, "callee_embedding", ElementType::kInt64, 8);
+  addEmbeddingFeature(integers, "caller_embedding", ElementType::kFloat, 8);
+  EXPECT_FALSE(inlining.bind(integers, withVocabulary(8)).ok());
+  // Without a vocabulary the features are simply more features.
+  EXPECT_TRUE(inlining.bind(integers, {}).ok());
+}
+
+// The vocabulary is read before clang is looked for: a bad file is named
+// even when clang is missing too, and nothing is spawned.
+TEST(EnvironmentVocabularyTest, BadVocabularyFailsCreateNamingTheProblem) {
+  auto dir = TempDir::create("mlgo-env-test-");
+  ASSERT_TRUE(dir.ok());
+  EnvironmentOptions options;
+  options.clang = dir->path() / "no-such-clang";
+  options.corpus = dir->path() / "no-such-corpus";
+
+  options.ir2vecVocabulary = dir->path() / "absent.json";
+  auto absent = Environment::create(options);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.error().code(), ErrorCode::kNotFound);
+  EXPECT_THAT(absent.error().message(), HasSubstr("IR2Vec vocabulary"));
+  EXPECT_THAT(absent.error().message(), HasSubstr("absent.json"));
+
+  struct Case {
+    std::string json, expected;
+  };
+  std::vector<Case> cases = {
+      {R"({"Opcodes": {"Ret": [1, 2]}, "Arguments": {"Function": [1, 2]}})", "'Types' section"},
+      {R"({"Opcodes": {"Ret": [1, 2]}, "Types": {"VoidTy": [1]}, "Arguments": {"Function": [1, 2]}})",
+       "Types.VoidTy has 1 values"},
+      {R"({"Opcodes": {"Ret": [1, "x"]}, "Types": {"VoidTy": [1, 2]}, "Arguments": {"Function": [1, 2]}})",
+       "Opcodes.Ret[1] is not a number"},
+      {"{not json", "vocab.json"},
+  };
+  for (const Case& c : cases) {
+    options.ir2vecVocabulary = dir->path() / "vocab.json";
+    testing::writeFile(options.ir2vecVocabulary, c.json);
+    auto created = Environment::create(options);
+    ASSERT_FALSE(created.ok()) << c.json;
+    EXPECT_EQ(created.error().code(), ErrorCode::kParse) << created.error().message();
+    EXPECT_THAT(created.error().message(), HasSubstr(c.expected));
+    EXPECT_THAT(created.error().message(), HasSubstr("IR2Vec vocabulary"));
+  }
 }
 
 TEST(EvictionRulesTest, OnlyUnmaskedIndicesAreValid) {

@@ -4,7 +4,8 @@
 /// `mlgo-env info [--problem=P] [--clang=PATH]`: which clang is used, its
 /// version, which problems it supports (each probed with a tiny interactive
 /// compile) and each problem's feature and advice specs, as clang declares
-/// them. Exit code 0 when every requested problem is supported.
+/// them. Exit code 0 when every requested problem is supported. With
+/// `--ir2vec-vocab=V|default` the inlining probe switches on IR2Vec features.
 ///
 /// (The episode-running commands - the stdio server, serve, trace, replay -
 /// are registered by their own files.)
@@ -14,6 +15,7 @@
 
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/problem.h"
+#include "mlgo/ir2vec/vocabulary.h"
 
 #include <fmt/format.h>
 
@@ -27,6 +29,7 @@ struct InfoOptions {
   std::string problem;
   std::string clang = MLGO_DEFAULT_CLANG;
   bool includeDefaultFeature = false;
+  std::string ir2vecVocab;
 };
 
 void printSpecs(const env::Problem& problem, const env::BoundProblem& bound) {
@@ -76,6 +79,20 @@ int runInfo(const InfoOptions& options) {
 
   env::ProblemOptions problemOptions;
   problemOptions.includeDefaultFeature = options.includeDefaultFeature;
+  if (!options.ir2vecVocab.empty()) {
+    std::filesystem::path path = options.ir2vecVocab == "default"
+                                     ? ir2vec::defaultVocabularyPath()
+                                     : std::filesystem::absolute(options.ir2vecVocab);
+    auto vocabulary = ir2vec::Vocabulary::load(path);
+    if (!vocabulary.ok()) {
+      fmt::print(stderr, "mlgo-env info: error: IR2Vec vocabulary: {}\n",
+                 vocabulary.error().message());
+      return 1;
+    }
+    problemOptions.ir2vecVocabulary = path;
+    problemOptions.ir2vecDimension = vocabulary->dimension();
+    fmt::print("IR2Vec vocabulary: {} ({} dimensions)\n", path.string(), vocabulary->dimension());
+  }
   int unsupported = 0;
   for (const env::Problem* problem : problems) {
     fmt::print("\nproblem {}: {}\n", problem->name(), problem->summary());
@@ -105,6 +122,8 @@ void addEnvCommands(CLI::App& app, Action& action) {
   info->add_option("--clang", options->clang, "clang to probe")->capture_default_str();
   info->add_flag("--include-default-feature", options->includeDefaultFeature,
                  "inlining: list inlining_default among the features");
+  info->add_option("--ir2vec-vocab", options->ir2vecVocab,
+                   "IR2Vec vocabulary, or 'default': inlining lists its embedding features");
   info->callback([options, &action] { action = [options] { return runInfo(*options); }; });
 }
 

@@ -3,6 +3,7 @@
 
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/corpus/sampler.h"
+#include "mlgo/ir2vec/vocabulary.h"
 
 #include <cmath>
 
@@ -36,6 +37,10 @@ void EnvironmentFlags::addTo(CLI::App* command) {
                       "/dev/shm saves time per episode)");
   command->add_flag("--include-default-feature", o.problemOptions.includeDefaultFeature,
                     "inlining: show clang's inlining_default to the agent as a feature");
+  command->add_option("--ir2vec-vocab", ir2vecVocab,
+                      "IR2Vec vocabulary (LLVM JSON), or 'default' for the shipped one: adds "
+                      "the module embedding to reset's info and, for inlining, clang's "
+                      "callee_embedding/caller_embedding features");
   command->add_option("--delete-flag", deleteFlags, "drop this flag from recompile commands");
   command->add_option("--replace-flag", replaceFlags, "FLAG=VALUE in recompile commands");
   command->add_option("--add-flag", addFlags, "append this argument to recompile commands");
@@ -53,6 +58,11 @@ Result<env::EnvironmentOptions> EnvironmentFlags::finish() const {
   out.sampler.kind = *kind;
   out.sampler.seed = seed;
   out.useDiskCache = !noDiskCache;
+  // 'default' names the shipped vocabulary; a file called default is ./default.
+  if (ir2vecVocab == "default")
+    out.ir2vecVocabulary = ir2vec::defaultVocabularyPath();
+  else if (!ir2vecVocab.empty())
+    out.ir2vecVocabulary = ir2vecVocab;
   auto rules = corpus::parseFlagRules(deleteFlags, replaceFlags, addFlags);
   if (!rules)
     return std::move(rules).error();

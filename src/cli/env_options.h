@@ -3,7 +3,8 @@
 /// \file
 /// The options every command that runs episodes takes (serve, the default
 /// stdio server, info, trace): --corpus, --problem, --clang, --jobs, --seed,
-/// --cache-dir, --compile-timeout, --max-observations and friends. They are
+/// --cache-dir, --compile-timeout, --max-observations, --ir2vec-vocab and
+/// friends. They are
 /// registered on each such (sub)command and collected into
 /// env::EnvironmentOptions by finish().
 ///
@@ -23,6 +24,7 @@ struct EnvironmentFlags {
   std::string sampler = "round-robin";
   uint64_t seed = 0;
   bool noDiskCache = false;
+  std::string ir2vecVocab; ///< --ir2vec-vocab: a path or "default".
   std::vector<std::string> deleteFlags, replaceFlags, addFlags;
 
   /// Adds the flags to `command`.

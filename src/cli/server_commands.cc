@@ -53,6 +53,11 @@ int runServe(const ServeFlags& flags) {
     std::fprintf(stderr, "mlgo-env: %s\n", environment.error().message().c_str());
     return 1;
   }
+  if (const auto& missing = (*environment)->describe().ir2vecMissingEntities; !missing.empty())
+    std::fprintf(stderr,
+                 "mlgo-env: warning: the IR2Vec vocabulary lacks %zu entities (LLVM embeds them "
+                 "as zeros), e.g. %s\n",
+                 missing.size(), missing.front().c_str());
   // Writes to a vanished agent must fail with EPIPE, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
   server::ServerOptions serverOptions;

@@ -142,6 +142,15 @@ Dispatcher::Dispatcher(env::Environment& environment, DispatcherOptions options)
       json.attribute("version", d.clangVersion);
     });
     json.attribute("jobs", static_cast<int64_t>(d.jobs));
+    json.attributeBegin("ir2vec");
+    if (d.ir2vecVocabulary.empty())
+      json.value(nullptr);
+    else
+      json.object([&] {
+        json.attribute("vocabulary", d.ir2vecVocabulary.string());
+        json.attribute("dimension", static_cast<int64_t>(d.ir2vecDimension));
+      });
+    json.attributeEnd();
     json.attribute("agent_timeout_seconds",
                    std::chrono::duration<double>(options_.agentTimeout).count());
     json.attributeArray("encodings", [&] {
@@ -217,7 +226,7 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
   bool ended = result->step.terminated || result->step.truncated;
   if (!ended)
     episodes.add(result->episode, chosen);
-  return {stepJson(result->step, chosen, &result->module, result->episode), std::nullopt, {}};
+  return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 
 Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
@@ -269,7 +278,7 @@ Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
   }
   bool ended = result.terminated || result.truncated;
   episodes.end(episode, ended);
-  return {stepJson(result, encoding->value_or(entry->encoding), nullptr, episode), std::nullopt,
+  return {stepJson(result, encoding->value_or(entry->encoding), nullptr), std::nullopt,
           {}};
 }
 
@@ -309,16 +318,16 @@ void Dispatcher::closeAll(ConnectionEpisodes& episodes) {
 }
 
 std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding encoding,
-                                 const std::string* episodeModule, env::EpisodeId episode) const {
+                                 const env::ResetResult* reset) const {
   std::string out;
   llvm::raw_string_ostream stream(out);
   llvm::json::OStream json(stream);
   const bool ended = step.terminated || step.truncated;
   const auto& d = environment_.describe();
   json.object([&] {
-    if (episodeModule) {
-      json.attribute("episode", static_cast<int64_t>(episode));
-      json.attribute("module", *episodeModule);
+    if (reset) {
+      json.attribute("episode", static_cast<int64_t>(reset->episode));
+      json.attribute("module", reset->module);
     }
     json.attributeBegin("observation");
     if (ended) {
@@ -352,6 +361,11 @@ std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding enc
         writeAction(json, *step.defaultAction);
         json.attributeEnd();
       }
+      if (reset && reset->moduleEmbedding)
+        json.attributeArray("module_embedding", [&] {
+          for (double value : *reset->moduleEmbedding)
+            json.value(value);
+        });
       if (!step.summary)
         return;
       const auto& s = *step.summary;

@@ -113,8 +113,9 @@ private:
     return {{}, code, std::move(message)};
   }
 
+  /// `reset` is set for reset replies (episode, module, module embedding).
   std::string stepJson(const env::StepResult& step, protocol::TensorEncoding encoding,
-                       const std::string* episodeModule, env::EpisodeId episode) const;
+                       const env::ResetResult* reset) const;
 
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);

@@ -143,6 +143,44 @@ TEST_F(TraceClangTest, TraceThenVerifySucceedsForEveryProblem) {
   }
 }
 
+// With an IR2Vec vocabulary the trace records clang's embedding features and
+// names the vocabulary, so `--verify` needs no flag to reproduce them.
+TEST_F(TraceClangTest, Ir2VecTraceNamesItsVocabularyAndVerifiesWithoutTheFlag) {
+  const fs::path vocabulary = fs::path(MLGO_SOURCE_DIR) / "ir2vec" / "vocab" / "demo-75d.json";
+  TraceOptions o = options("inlining", "ir2vec.log");
+  o.environment.ir2vecVocabulary = vocabulary;
+  auto report = runTrace(o);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(report->done, 3u);
+
+  SummaryVisitor summary;
+  ASSERT_TRUE(readLog(o.output, summary).ok());
+  LogSummary s = summary.result();
+  EXPECT_EQ(fs::path(s.metadata.ir2vecVocabulary), vocabulary.lexically_normal());
+  for (const char* name : {"callee_embedding", "caller_embedding"}) {
+    auto index = s.header.featureIndex(name);
+    ASSERT_TRUE(index.has_value()) << name;
+    EXPECT_EQ(s.header.features[*index].elementCount(), 75u);
+  }
+
+  VerifyOptions v = verifyOptions(o);
+  v.environment.ir2vecVocabulary.clear();
+  auto verified = verifyTrace(v);
+  ASSERT_TRUE(verified.ok()) << verified.error().message();
+  EXPECT_FALSE(verified->divergence) << verified->divergence->message();
+  EXPECT_EQ(verified->observations, report->observations);
+
+  // A trace whose features lack the embeddings cannot be verified against a
+  // clang that sends them, and the error says which features differ.
+  TraceOptions plain = options("inlining", "plain.log");
+  ASSERT_TRUE(runTrace(plain).ok());
+  VerifyOptions mismatched = verifyOptions(plain);
+  mismatched.environment.ir2vecVocabulary = vocabulary;
+  auto refused = verifyTrace(mismatched);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message(), HasSubstr("callee_embedding"));
+}
+
 /// Byte offset of the feature data of observation `id` in `context`.
 size_t observationData(const std::string& trace, const std::string& context, int id) {
   size_t at = trace.find("{\"context\":\"" + context + "\"}\n");

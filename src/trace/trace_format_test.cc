@@ -96,6 +96,12 @@ TEST(TraceHeader, AddsActionLastAndFloatRewardAndMetadataKeys) {
   auto back = readTraceMetadata(line);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, metadata);
+  EXPECT_THAT(line, ::testing::Not(HasSubstr("ir2vec_vocab")));
+  TraceMetadata withVocab = metadata;
+  withVocab.ir2vecVocabulary = "/v/\"odd\" name.json";
+  auto vocabBack = readTraceMetadata(traceHeaderLine(header, withVocab));
+  ASSERT_TRUE(vocabBack.ok()) << vocabBack.error().message();
+  EXPECT_EQ(*vocabBack, withVocab);
   // Logs without the keys have empty metadata; a non-string is an error.
   auto plain = readTraceMetadata(header.toJson());
   ASSERT_TRUE(plain.ok());

@@ -32,6 +32,7 @@ std::string traceHeaderLine(const protocol::LogHeader& header, const TraceMetada
   addKey("problem", metadata.problem);
   addKey("policy", metadata.policy);
   addKey("action", metadata.action);
+  addKey("ir2vec_vocab", metadata.ir2vecVocabulary);
   out << '}';
   return line;
 }
@@ -47,7 +48,8 @@ Result<TraceMetadata> readTraceMetadata(std::string_view headerLine) {
   TraceMetadata metadata;
   for (auto [key, field] :
        {std::pair{"problem", &metadata.problem}, std::pair{"policy", &metadata.policy},
-        std::pair{"action", &metadata.action}}) {
+        std::pair{"action", &metadata.action},
+        std::pair{"ir2vec_vocab", &metadata.ir2vecVocabulary}}) {
     const llvm::json::Value* value = object->get(key);
     if (value == nullptr)
       continue;

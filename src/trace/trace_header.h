@@ -12,6 +12,8 @@
 ///      "policy":"fallback:evict-none-else-first-valid",
 ///      "action":"index_to_evict"}
 ///
+/// and, when traced with `--ir2vec-vocab`, `"ir2vec_vocab":"<path>"`.
+///
 ///  - `features`: every feature clang sends (for inlining this includes
 ///    `inlining_default`), then the action the policy took, as a tensor
 ///    with the advice spec clang declared (`inlining_decision`,
@@ -53,6 +55,9 @@ struct TraceMetadata {
   std::string problem;
   std::string policy;
   std::string action;
+  /// The IR2Vec vocabulary clang's embedding features came from (absolute;
+  /// empty when none). `replay --verify` uses it unless told otherwise.
+  std::string ir2vecVocabulary;
 
   friend bool operator==(const TraceMetadata&, const TraceMetadata&) = default;
 };

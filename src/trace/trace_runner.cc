@@ -248,7 +248,7 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
   auto& policy = prepared->policy;
   auto& selection = prepared->selection;
   TraceMetadata metadata{std::string(description.problem), policy.name,
-                         description.actionSpec->name()};
+                         description.actionSpec->name(), description.ir2vecVocabulary.string()};
   auto files = TraceFiles::create(options.output, options.csv, traceHeaderLine(header, metadata));
   if (!files.ok())
     return files.error();

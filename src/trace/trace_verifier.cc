@@ -105,6 +105,9 @@ Status Verifier::startEnvironment(const protocol::LogHeader& header,
     return makeError(ErrorCode::kInvalidArgument, "--problem {} but the trace is for {}",
                      envOptions.problem, *problem);
   envOptions.problem = *problem;
+  // Embedding features need the vocabulary they were computed with.
+  if (envOptions.ir2vecVocabulary.empty())
+    envOptions.ir2vecVocabulary = metadata.ir2vecVocabulary;
   envOptions.problemOptions.includeDefaultFeature =
       header.featureIndex("inlining_default").has_value();
   auto environment = env::Environment::create(envOptions);

@@ -3,6 +3,7 @@
 Needs MLGO_ENV (the mlgo-env executable) in the environment; serves the demo
 corpus with the real clang-22.
 """
+import json
 import os
 import random
 import re
@@ -82,6 +83,8 @@ class Conformance(unittest.TestCase):
         self.assertEqual(spec["protocol_version"], 1)
         self.assertEqual(spec["action_spec"]["name"], "inlining_decision")
         self.assertGreaterEqual(spec["corpus"]["modules"], 25)
+        self.assertIsNone(spec["ir2vec"])
+        self.assertNotIn("callee_embedding", [f["name"] for f in spec["observation_spec"]])
 
     def test_env_episode_follow_default_gives_reward_zero(self):
         env = mlgo_client.Env(self.client)
@@ -148,6 +151,55 @@ class Conformance(unittest.TestCase):
                     finals[i] = (reward, info)
         for reward, info in finals:
             self.assertEqual(reward, 0.0)
+
+
+@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+class Ir2Vec(unittest.TestCase):
+    """--ir2vec-vocab=default: embedding features and the module embedding."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--problem=inlining", "--jobs=2", "--ir2vec-vocab=default")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0
+
+    def test_embeddings_in_observations_and_reset_info(self):
+        client = self.server.connect()
+        spec = client.describe()
+        self.assertEqual(spec["ir2vec"]["dimension"], 75)
+        self.assertTrue(spec["ir2vec"]["vocabulary"].endswith("demo-75d.json"))
+        features = {f["name"]: f for f in spec["observation_spec"]}
+        for name in ("callee_embedding", "caller_embedding"):
+            self.assertEqual(features[name]["type"], "float")
+            self.assertEqual(features[name]["shape"], [75])
+
+        # The module embedding equals the sum of the function vectors that
+        # `mlgo-env ir2vec embed` prints for the module's bitcode.
+        bitcode = os.path.join(spec["corpus"]["root"], "sha256.o.bc")
+        embedded = json.loads(subprocess.run(
+            [MLGO_ENV, "ir2vec", "embed", "--format=json", "--vocab",
+             spec["ir2vec"]["vocabulary"], bitcode],
+            check=True, capture_output=True, text=True).stdout)
+        expected = [sum(f["vector"][i] for f in embedded["embeddings"]) for i in range(75)]
+
+        for encoding in ("json", "base64"):
+            env = mlgo_client.Env(client, encoding=encoding)
+            obs, info = env.reset(options={"module": "sha256.o"})
+            self.assertEqual(len(obs["callee_embedding"]), 75)
+            self.assertTrue(any(v != 0 for v in obs["caller_embedding"]))
+            self.assertEqual(len(info["module_embedding"]), 75)
+            for got, want in zip(info["module_embedding"], expected):
+                self.assertAlmostEqual(got, want, delta=1e-9 * (1 + abs(want)))
+            done = False
+            while not done:
+                obs, reward, terminated, truncated, step_info = env.step(info["default_action"])
+                self.assertNotIn("module_embedding", step_info)
+                info = step_info
+                done = terminated or truncated
+            self.assertEqual(reward, 0.0)
+        client.close()
 
 
 @unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")

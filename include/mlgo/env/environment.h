@@ -87,6 +87,12 @@ struct EnvironmentOptions {
   corpus::FlagRules flagRules;
   /// Parent of per-compile temporary directories; empty = $TMPDIR or /tmp.
   std::filesystem::path tempDir;
+  /// An IR2Vec vocabulary (LLVM's JSON; empty = off). Every reset then
+  /// carries the module's embedding (ResetResult::moduleEmbedding), and for
+  /// inlining clang adds the features `callee_embedding` / `caller_embedding`
+  /// computed with the same file. create() fails on an unreadable or
+  /// malformed vocabulary, naming the entry.
+  std::filesystem::path ir2vecVocabulary;
 };
 
 /// What an agent needs to know before its first episode.
@@ -108,6 +114,11 @@ struct EnvironmentDescription {
   std::string clangVersion;
   unsigned jobs = 0;
   std::filesystem::path cacheDir; ///< Empty when the disk cache is off.
+  /// The IR2Vec vocabulary in use (absolute; empty when off), its dimension,
+  /// and the entities it lacks (LLVM embeds them as zeros).
+  std::filesystem::path ir2vecVocabulary;
+  unsigned ir2vecDimension = 0;
+  std::vector<std::string> ir2vecMissingEntities;
 };
 
 /// The features the agent sees, copied out of clang's stream.
@@ -172,6 +183,12 @@ struct ResetResult {
   EpisodeId episode = 0;
   std::string module;
   StepResult step;
+  /// With an IR2Vec vocabulary: the module's embedding, the sum of the
+  /// IR2Vec vectors of its function definitions (ir2vec::Embedder::
+  /// moduleVector; symbolic kind, LLVM's default weights) over the corpus
+  /// bitcode, i.e. before clang optimises it. Computed once per module and
+  /// shared.
+  std::shared_ptr<const std::vector<double>> moduleEmbedding;
 };
 
 class Environment {

@@ -64,6 +64,14 @@ struct ProblemOptions {
   double sizeIncreaseThreshold = 100.0;
   /// regalloc-priority: what the fallback policy answers.
   double constantPriority = 1.0;
+  /// inlining: an IR2Vec vocabulary (absolute path; empty = off). clang then
+  /// adds the features `callee_embedding` and `caller_embedding` (float
+  /// [dimension]) to every observation; see ir2vec::inlinerVocabularyFlags.
+  /// The other problems have no IR2Vec features in LLVM 22 and ignore it.
+  std::filesystem::path ir2vecVocabulary;
+  /// inlining: the vocabulary's dimension; bind() checks that both embedding
+  /// features have it (0 = not checked).
+  unsigned ir2vecDimension = 0;
 };
 
 /// A problem bound to one header: the rules for its observations.
