@@ -8,11 +8,16 @@ prints a per-module table of scores and rewards.
   agent;
 - regalloc (-O2 demo corpus): the random agent (random valid evictions).
 
+The inlining server runs with the shipped IR2Vec vocabulary (--ir2vec-vocab=
+default): every observation carries callee/caller embeddings and every reset
+the module's embedding; the script reports the most similar pair of modules.
+
 Scores: inlining = executable-section bytes; regalloc = 4*reloads + spills +
 0.2*copies (frequency-weighted). reward = 1 - policy/default.
 """
 import argparse
 import json
+import math
 import os
 import random
 import subprocess
@@ -40,8 +45,9 @@ def start_server(mlgo_env, problem, socket_path, jobs, extra):
     return process
 
 
-def play_all(client, modules, policy, parallel, seed):
-    """Plays every module once with `policy`, `parallel` episodes per batch."""
+def play_all(client, modules, policy, parallel, seed, embeddings=None):
+    """Plays every module once with `policy`, `parallel` episodes per batch.
+    Module embeddings from reset's info go to `embeddings` when given."""
     vec = mlgo_client.VectorEnv(client, parallel)
     problem = vec.spec["problem"]
     rng = random.Random(seed)
@@ -55,6 +61,8 @@ def play_all(client, modules, policy, parallel, seed):
         infos = [info for _, info in first]
         steps = [0] * vec.n
         for i, (obs, info) in enumerate(first):
+            if embeddings is not None and "module_embedding" in info:
+                embeddings[chunk[i]] = info["module_embedding"]
             if obs is None:
                 results[chunk[i]] = dict(info, reward=info.get("reward", 0.0), steps=0)
         while vec.live():
@@ -88,6 +96,16 @@ def fmt_reward(result):
     return "error" if "error" in result else f"{result['reward']:+.4f}"
 
 
+def most_similar_pair(embeddings):
+    """(cosine, a, b) of the two modules whose embeddings point most alike."""
+    def cosine(x, y):
+        nx, ny = math.sqrt(sum(v * v for v in x)), math.sqrt(sum(v * v for v in y))
+        return sum(a * b for a, b in zip(x, y)) / (nx * ny) if nx and ny else 0.0
+    names = sorted(embeddings)
+    return max(((cosine(embeddings[a], embeddings[b]), a, b)
+                for i, a in enumerate(names) for b in names[i + 1:]), default=None)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__,
@@ -104,9 +122,10 @@ def main():
     started = time.time()
     try:
         for problem in ("inlining", "regalloc"):
+            extra = (["--ir2vec-vocab=default"] if problem == "inlining" else []) + args.server_arg
             servers[problem] = start_server(args.mlgo_env, problem,
                                             os.path.join(workdir, problem + ".sock"), args.jobs,
-                                            args.server_arg)
+                                            extra)
         inlining = mlgo_client.connect_unix(os.path.join(workdir, "inlining.sock"))
         regalloc = mlgo_client.connect_unix(os.path.join(workdir, "regalloc.sock"))
         description = inlining.describe()
@@ -115,7 +134,8 @@ def main():
         print(f"mlgo-env on the demo corpus: {len(modules)} modules, clang "
               f"{description['clang']['version']}, {args.jobs} jobs", flush=True)
 
-        inl_default = play_all(inlining, modules, "default", args.jobs, args.seed)
+        embeddings = {}
+        inl_default = play_all(inlining, modules, "default", args.jobs, args.seed, embeddings)
         inl_random = play_all(inlining, modules, "random", args.jobs, args.seed)
         ra_random = play_all(regalloc, modules, "random", args.jobs, args.seed)
 
@@ -142,11 +162,18 @@ def main():
               f"{mean(inl_random):+.4f}, regalloc random {mean(ra_random):+.4f}")
         nonzero = [m for m in modules if "error" not in inl_default[m]
                    and abs(inl_default[m]["reward"]) > 1e-12]
+        features = [f for f in description["observation_spec"] if f["name"].endswith("_embedding")]
+        pair = most_similar_pair(embeddings)
+        print(f"IR2Vec ({description['ir2vec']['dimension']}-d vocabulary): "
+              + ", ".join(f"{f['name']} {f['shape']}" for f in features)
+              + f" in every inlining observation; {len(embeddings)} module embeddings"
+              + (f", most similar: {pair[1]} ~ {pair[2]} (cosine {pair[0]:.3f})" if pair else ""))
         print(f"{len(modules) * 3} episodes in {time.time() - started:.1f} s; "
               f"{failures} failed; follow-default reward != 0 on {len(nonzero)} module(s)")
         inlining.close()
         regalloc.close()
-        return 1 if failures or nonzero else 0
+        missing = len(features) != 2 or len(embeddings) != len(modules)
+        return 1 if failures or nonzero or missing else 0
     finally:
         for process in servers.values():
             process.terminate()
