@@ -249,7 +249,7 @@ Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
   result.episode = id;
   result.module = module.name;
   std::optional<std::shared_future<Embedding>> embedding;
-  if (embedder)
+  if (embedder && options.moduleEmbeddings)
     embedding = moduleEmbedding(moduleIndex);
   std::unique_lock episodeLock(episode->mutex());
   MLGO_TRY(episode->start(result.step));

@@ -203,6 +203,22 @@ TEST_F(Ir2VecEnvironmentTest, RegallocGetsTheModuleEmbeddingAndTheSameFeatures) 
   EXPECT_FALSE(b->moduleEmbedding);
   EXPECT_TRUE(with->close(a->episode).ok());
   EXPECT_TRUE(without->close(b->episode).ok());
+
+  // Traces switch the module embedding off and keep clang's features.
+  EnvironmentOptions options;
+  options.problem = "inlining";
+  options.clang = MLGO_CLANG;
+  options.useDiskCache = false;
+  options.ir2vecVocabulary = ir2vec::defaultVocabularyPath();
+  options.moduleEmbeddings = false;
+  auto featuresOnly = Environment::create(options);
+  ASSERT_TRUE(featuresOnly.ok()) << featuresOnly.error().message();
+  EXPECT_EQ((*featuresOnly)->describe().ir2vecDimension, kDimension);
+  auto c = (*featuresOnly)->reset({module, std::nullopt, {}});
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_FALSE(c->moduleEmbedding);
+  EXPECT_EQ(floatFeature(**featuresOnly, c->step.observation, "callee_embedding").size(),
+            kDimension);
 }
 
 // A module clang cannot read fails its reset with the compiler's error; the

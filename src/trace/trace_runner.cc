@@ -238,6 +238,7 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
     return makeError(ErrorCode::kInvalidArgument, "--output is required");
   env::EnvironmentOptions envOptions = options.environment;
   envOptions.problemOptions.includeDefaultFeature = true;
+  envOptions.moduleEmbeddings = false; // A trace records clang's features only.
   TraceReport report;
   auto prepared = prepare(options, envOptions, report);
   if (!prepared.ok())

@@ -108,6 +108,7 @@ Status Verifier::startEnvironment(const protocol::LogHeader& header,
   // Embedding features need the vocabulary they were computed with.
   if (envOptions.ir2vecVocabulary.empty())
     envOptions.ir2vecVocabulary = metadata.ir2vecVocabulary;
+  envOptions.moduleEmbeddings = false;
   envOptions.problemOptions.includeDefaultFeature =
       header.featureIndex("inlining_default").has_value();
   auto environment = env::Environment::create(envOptions);

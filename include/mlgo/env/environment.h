@@ -93,6 +93,9 @@ struct EnvironmentOptions {
   /// computed with the same file. create() fails on an unreadable or
   /// malformed vocabulary, naming the entry.
   std::filesystem::path ir2vecVocabulary;
+  /// With a vocabulary: whether resets compute the module embedding (traces
+  /// do not need it; it costs about 4 ms per module on first visit).
+  bool moduleEmbeddings = true;
 };
 
 /// What an agent needs to know before its first episode.
@@ -183,7 +186,7 @@ struct ResetResult {
   EpisodeId episode = 0;
   std::string module;
   StepResult step;
-  /// With an IR2Vec vocabulary: the module's embedding, the sum of the
+  /// With an IR2Vec vocabulary (and moduleEmbeddings): the module's embedding, the sum of the
   /// IR2Vec vectors of its function definitions (ir2vec::Embedder::
   /// moduleVector; symbolic kind, LLVM's default weights) over the corpus
   /// bitcode, i.e. before clang optimises it. Computed once per module and
