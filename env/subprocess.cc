@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <unordered_set>
 
 extern char** environ;
 
@@ -152,6 +154,33 @@ std::string ExitStatus::describe() const {
   return fmt::format("killed by signal {} ({})", signal, name != nullptr ? name : "unknown");
 }
 
+//===-- the registry of live children -------------------------------------===//
+
+namespace {
+
+struct ChildRegistry {
+  std::mutex mutex;
+  std::unordered_set<pid_t> live;
+  bool closed = false; ///< killAllChildren() ran: no more spawns.
+};
+
+ChildRegistry& childRegistry() {
+  // Never destroyed: threads may still reap children while statics go away.
+  static auto* registry = new ChildRegistry;
+  return *registry;
+}
+
+} // namespace
+
+size_t killAllChildren() {
+  ChildRegistry& registry = childRegistry();
+  std::lock_guard lock(registry.mutex);
+  registry.closed = true;
+  for (pid_t pid : registry.live)
+    ::killpg(pid, SIGKILL);
+  return registry.live.size();
+}
+
 //===-- Subprocess --------------------------------------------------------===//
 
 Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& options) {
@@ -190,6 +219,18 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
     return makeError(code, "cannot run '{}': {}", program, errnoText(rc));
   }
   child->pid_ = pid;
+  bool shuttingDown;
+  {
+    ChildRegistry& registry = childRegistry();
+    std::lock_guard lock(registry.mutex);
+    shuttingDown = registry.closed;
+    if (!shuttingDown)
+      registry.live.insert(pid);
+  }
+  if (shuttingDown) {
+    child->kill(); // Not registered: kill() signals and reaps it itself.
+    return makeError(ErrorCode::kIo, "cannot run '{}': mlgo-env is shutting down", program);
+  }
   child->exitFd_ = openPidfd(pid);
   ::fcntl(child->outputFd_, F_SETFL, ::fcntl(child->outputFd_, F_GETFL) | O_NONBLOCK);
   return child;
@@ -231,9 +272,17 @@ bool Subprocess::tryReap() {
   int raw = 0;
   struct rusage usage = {};
   pid_t r;
-  do {
-    r = ::wait4(pid_, &raw, WNOHANG, &usage);
-  } while (r < 0 && errno == EINTR);
+  {
+    // Reaped and unregistered at once: killAllChildren() never signals a
+    // pid that was reaped (and may have been recycled).
+    ChildRegistry& registry = childRegistry();
+    std::lock_guard lock(registry.mutex);
+    do {
+      r = ::wait4(pid_, &raw, WNOHANG, &usage);
+    } while (r < 0 && errno == EINTR);
+    if (r != 0)
+      registry.live.erase(pid_);
+  }
   if (r == 0)
     return false;
   ExitStatus status;
@@ -277,6 +326,12 @@ void Subprocess::signalGroup(int signal) {
 void Subprocess::kill() {
   if (status_ || pid_ <= 0)
     return;
+  {
+    // Unregistered before it is reaped below (we signal it ourselves).
+    ChildRegistry& registry = childRegistry();
+    std::lock_guard lock(registry.mutex);
+    registry.live.erase(pid_);
+  }
   signalGroup(SIGKILL);
   // A SIGKILLed child dies promptly (also when stopped); reap it blocking.
   int raw = 0;

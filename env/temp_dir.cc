@@ -1,6 +1,8 @@
 //===- env/temp_dir.cc - a private temporary directory ----------------------===//
 #include "mlgo/env/temp_dir.h"
 
+#include "mlgo/env/shutdown.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,7 +24,9 @@ Result<TempDir> TempDir::create(std::string_view prefix, const std::filesystem::
   if (::mkdtemp(pattern.data()) == nullptr)
     return makeError(ErrorCode::kIo, "cannot create a temporary directory in {}: {}", base.string(),
                      std::strerror(errno));
-  return TempDir(std::filesystem::path(pattern));
+  std::filesystem::path path(pattern);
+  shutdown::addPath(path);
+  return TempDir(std::move(path));
 }
 
 TempDir::TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) {
@@ -47,6 +51,7 @@ void TempDir::remove() {
     return;
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+  shutdown::removePath(path_);
   path_.clear();
 }
 

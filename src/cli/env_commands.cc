@@ -15,6 +15,7 @@
 
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/problem.h"
+#include "mlgo/env/shutdown.h"
 #include "mlgo/ir2vec/vocabulary.h"
 
 #include <fmt/format.h>
@@ -57,6 +58,7 @@ void printSpecs(const env::Problem& problem, const env::BoundProblem& bound) {
 }
 
 int runInfo(const InfoOptions& options) {
+  env::shutdown::installInterruptHandler("mlgo-env info");
   std::vector<const env::Problem*> problems;
   if (options.problem.empty()) {
     for (const env::Problem* p : env::allProblems())

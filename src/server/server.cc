@@ -66,7 +66,7 @@ public:
         dispatcher_(environment, DispatcherOptions{options.agentTimeout}),
         threads_(options.workers ? options.workers : environment.describe().jobs + 2),
         executor_(threads_), serverStrand_(asio::make_strand(io_)),
-        signals_(serverStrand_, SIGINT, SIGTERM) {}
+        signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
 
   Status run(const ListenAddress& address) {
     signals_.async_wait([this](boost::system::error_code ec, int signal) {

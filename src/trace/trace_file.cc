@@ -3,6 +3,8 @@
 
 #include "trace/context_rewards.h"
 
+#include "mlgo/env/shutdown.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@ Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesys
       ::unlink(name.c_str());
       return makeError(ErrorCode::kIo, "cannot open {}: {}", name, std::strerror(error));
     }
+    env::shutdown::addPath(name);
     return std::pair{std::filesystem::path(name), file};
   }
 }
@@ -88,8 +91,10 @@ void TraceFiles::discard() {
     *file = nullptr;
   }
   for (std::filesystem::path* temp : {&traceTemp_, &csvTemp_}) {
-    if (!temp->empty())
+    if (!temp->empty()) {
       ::unlink(temp->c_str());
+      env::shutdown::removePath(*temp);
+    }
     temp->clear();
   }
 }
@@ -121,6 +126,7 @@ Result<uint64_t> TraceFiles::commit() {
       discard();
       return error;
     }
+    env::shutdown::removePath(*temp);
     temp->clear();
   }
   return bytes_;

@@ -27,6 +27,11 @@
 ///
 /// Thread safety: none; one owner thread at a time.
 ///
+/// Every live child is also in a process-wide registry, so an interrupted
+/// host can kill them all (killAllChildren(); see shutdown.h). Reaping and
+/// unregistering happen under the registry's lock, so that never signals a
+/// reaped (possibly recycled) pid.
+///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_SUBPROCESS_H
 #define MLGO_ENV_SUBPROCESS_H
@@ -70,6 +75,11 @@ private:
   size_t tailStart_ = 0;
   uint64_t total_ = 0;
 };
+
+/// SIGKILLs the process group of every live child of every Subprocess and
+/// makes later spawns fail (kIo, "shutting down"). Returns how many groups
+/// were signalled. Thread-safe; for shutdown::emergencyCleanup().
+size_t killAllChildren();
 
 /// How a child ended.
 struct ExitStatus {
