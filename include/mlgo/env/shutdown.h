@@ -14,7 +14,7 @@
 /// orderly shutdown on the same signals.
 ///
 /// A SIGKILLed host cannot clean up: its interactive compilers then spin
-/// until killed (`pkill -f inliner-interactive-channel-base` finds them).
+/// until killed (`pkill -f interactive-channel-base` finds them).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_SHUTDOWN_H
