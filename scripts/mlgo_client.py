@@ -11,6 +11,10 @@ Unix socket and offers:
 - ``VectorEnv``: many episodes stepped in one round trip (a JSON-RPC batch).
 - ``GymEnv``: a ``gymnasium.Env`` subclass, when gymnasium is importable.
 
+With ``mlgo-env --ir2vec-vocab=...`` the reset ``info`` carries
+``module_embedding`` (a list of floats) and inlining observations carry
+``callee_embedding`` / ``caller_embedding``.
+
 Observations are ``{feature_name: list}`` (flattened row-major); with
 ``encoding="base64"`` they are numpy arrays when numpy is importable, else
 lists decoded with ``struct``.
