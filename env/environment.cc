@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <future>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,7 +45,8 @@ struct Environment::Impl {
   Result<std::shared_ptr<Episode>> find(EpisodeId id) const;
   Result<size_t> sample(std::optional<uint64_t> seed);
   Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
-  std::shared_future<Embedding> moduleEmbedding(size_t moduleIndex);
+  Result<std::shared_future<Embedding>> moduleEmbedding(size_t moduleIndex);
+  void forgetEmbedding(size_t moduleIndex);
 };
 
 namespace {
@@ -249,13 +251,24 @@ Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
   result.episode = id;
   result.module = module.name;
   std::optional<std::shared_future<Embedding>> embedding;
-  if (embedder && options.moduleEmbeddings)
-    embedding = moduleEmbedding(moduleIndex);
+  if (embedder && options.moduleEmbeddings) {
+    auto started = moduleEmbedding(moduleIndex);
+    if (!started.ok())
+      return started.error();
+    embedding = std::move(*started);
+  }
   std::unique_lock episodeLock(episode->mutex());
-  MLGO_TRY(episode->start(result.step));
+  if (Status started = episode->start(result.step); !started.ok()) {
+    if (embedding) {
+      embedding->wait();
+      forgetEmbedding(moduleIndex); // A module fixed on disk then embeds anew.
+    }
+    return started.error();
+  }
   if (embedding) {
     const Embedding& computed = embedding->get();
     if (!computed.ok()) {
+      forgetEmbedding(moduleIndex); // The next reset tries again.
       episode->close();
       return makeError(computed.error().code(), "episode {} on {}: module embedding: {}", id,
                        module.name, computed.error().message());
@@ -269,20 +282,37 @@ Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
   return result;
 }
 
-std::shared_future<Environment::Impl::Embedding>
+Result<std::shared_future<Environment::Impl::Embedding>>
 Environment::Impl::moduleEmbedding(size_t moduleIndex) {
   std::lock_guard lock(embeddingMutex);
-  auto [it, inserted] = embeddings.try_emplace(moduleIndex);
-  if (inserted) {
-    std::filesystem::path bitcode = corpus->modules()[moduleIndex].bitcodePath;
-    it->second = std::async(std::launch::async, [this, bitcode]() -> Embedding {
-                   auto vector = embedder->moduleVector(bitcode);
-                   if (!vector.ok())
-                     return vector.error();
-                   return std::make_shared<const std::vector<double>>(std::move(*vector));
-                 }).share();
+  if (auto it = embeddings.find(moduleIndex); it != embeddings.end())
+    return it->second;
+  std::filesystem::path bitcode = corpus->modules()[moduleIndex].bitcodePath;
+  std::shared_future<Embedding> future;
+  try {
+    // Its own thread, so the embedding is computed while clang starts.
+    future = std::async(std::launch::async, [this, bitcode]() -> Embedding {
+               auto vector = embedder->moduleVector(bitcode);
+               if (!vector.ok())
+                 return vector.error();
+               return std::make_shared<const std::vector<double>>(std::move(*vector));
+             }).share();
+  } catch (const std::system_error& e) {
+    return makeError(ErrorCode::kIo, "cannot start a thread to embed {}: {}", bitcode.string(),
+                     e.what());
   }
-  return it->second;
+  embeddings.emplace(moduleIndex, future);
+  return future;
+}
+
+void Environment::Impl::forgetEmbedding(size_t moduleIndex) {
+  std::lock_guard lock(embeddingMutex);
+  auto it = embeddings.find(moduleIndex);
+  // Only a failed one: a concurrent reset may have replaced it already.
+  if (it != embeddings.end() && it->second.wait_for(std::chrono::seconds(0)) ==
+                                    std::future_status::ready &&
+      !it->second.get().ok())
+    embeddings.erase(it);
 }
 
 Result<ResetResult> Environment::reset(const ResetRequest& request) {

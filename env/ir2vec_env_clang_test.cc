@@ -203,8 +203,10 @@ TEST_F(Ir2VecEnvironmentTest, RegallocGetsTheModuleEmbeddingAndTheSameFeatures) 
   EXPECT_FALSE(b->moduleEmbedding);
   EXPECT_TRUE(with->close(a->episode).ok());
   EXPECT_TRUE(without->close(b->episode).ok());
+}
 
-  // Traces switch the module embedding off and keep clang's features.
+// Traces switch the module embedding off and keep clang's features.
+TEST_F(Ir2VecEnvironmentTest, ModuleEmbeddingCanBeSwitchedOff) {
   EnvironmentOptions options;
   options.problem = "inlining";
   options.clang = MLGO_CLANG;
@@ -214,6 +216,7 @@ TEST_F(Ir2VecEnvironmentTest, RegallocGetsTheModuleEmbeddingAndTheSameFeatures) 
   auto featuresOnly = Environment::create(options);
   ASSERT_TRUE(featuresOnly.ok()) << featuresOnly.error().message();
   EXPECT_EQ((*featuresOnly)->describe().ir2vecDimension, kDimension);
+  const std::string module = (*featuresOnly)->corpus().modules()[0].name;
   auto c = (*featuresOnly)->reset({module, std::nullopt, {}});
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_FALSE(c->moduleEmbedding);
@@ -221,8 +224,8 @@ TEST_F(Ir2VecEnvironmentTest, RegallocGetsTheModuleEmbeddingAndTheSameFeatures) 
             kDimension);
 }
 
-// A module clang cannot read fails its reset with the compiler's error; the
-// environment goes on serving the others, and no embedding thread is left.
+// A module clang cannot read fails its reset with the compiler's error (not
+// the embedding's); the environment goes on serving the others.
 TEST_F(Ir2VecEnvironmentTest, CorruptModuleFailsItsResetOnly) {
   std::filesystem::path corpusDir = testing::buildTestCorpus(
       scratch_.path() / "corpus-src",
@@ -242,7 +245,13 @@ TEST_F(Ir2VecEnvironmentTest, CorruptModuleFailsItsResetOnly) {
   ASSERT_TRUE(env.ok()) << env.error().message();
   auto failed = (*env)->reset({"bad.o", std::nullopt, {}});
   ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code(), ErrorCode::kCompiler) << failed.error().message();
   EXPECT_THAT(failed.error().message(), ::testing::HasSubstr("bad.o"));
+  EXPECT_THAT(failed.error().message(), ::testing::Not(::testing::HasSubstr("embedding")));
+  // Again: the embedding's failure was not kept, clang's error comes again.
+  auto again = (*env)->reset({"bad.o", std::nullopt, {}});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code(), ErrorCode::kCompiler);
   auto good = (*env)->reset({"good.o", std::nullopt, {}});
   ASSERT_TRUE(good.ok()) << good.error().message();
   ASSERT_TRUE(good->moduleEmbedding);

@@ -187,8 +187,8 @@ TEST(InliningRulesTest, VocabularyNeedsBothEmbeddingFeaturesAtItsDimension) {
   EXPECT_TRUE(inlining.bind(integers, {}).ok());
 }
 
-// The vocabulary is read before clang is looked for: a bad file is named
-// even when clang is missing too, and nothing is spawned.
+// The vocabulary is read before the corpus and clang are looked at: a bad
+// file is the error reported even though both are missing too.
 TEST(EnvironmentVocabularyTest, BadVocabularyFailsCreateNamingTheProblem) {
   auto dir = TempDir::create("mlgo-env-test-");
   ASSERT_TRUE(dir.ok());

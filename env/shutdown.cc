@@ -3,15 +3,12 @@
 
 #include "mlgo/env/subprocess.h"
 
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
-
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <system_error>
-#include <thread>
 #include <unordered_set>
 
 namespace mlgo::env::shutdown {
@@ -20,11 +17,13 @@ namespace {
 struct PathRegistry {
   std::mutex mutex;
   std::unordered_set<std::string> paths;
-  bool closed = false; ///< emergencyCleanup() ran.
+  bool closed = false; ///< emergencyCleanup() began.
 };
 
 PathRegistry& pathRegistry() {
-  static auto* registry = new PathRegistry; // Never destroyed (see subprocess.cc).
+  // Never destroyed: worker threads may still register paths while statics
+  // are torn down at exit.
+  static auto* registry = new PathRegistry;
   return *registry;
 }
 
@@ -48,38 +47,37 @@ void removePath(const std::filesystem::path& path) {
   registry.paths.erase(path.string());
 }
 
-size_t emergencyCleanup() {
-  // Children first, so no compiler writes into a directory being removed.
-  size_t killed = killAllChildren();
+Status commitPaths(
+    std::span<const std::pair<std::filesystem::path, std::filesystem::path>> renames) {
   PathRegistry& registry = pathRegistry();
   std::lock_guard lock(registry.mutex);
-  registry.closed = true;
+  if (registry.closed)
+    return makeError(ErrorCode::kIo, "interrupted: {} was not written",
+                     renames.empty() ? std::string("nothing") : renames.front().second.string());
+  for (const auto& [temp, final] : renames) {
+    if (std::rename(temp.c_str(), final.c_str()) != 0)
+      return makeError(ErrorCode::kIo, "cannot rename {} to {}: {}", temp.string(),
+                       final.string(), std::strerror(errno));
+    registry.paths.erase(temp.string());
+  }
+  return Status::success();
+}
+
+size_t emergencyCleanup() {
+  PathRegistry& registry = pathRegistry();
+  {
+    std::lock_guard lock(registry.mutex);
+    registry.closed = true; // No commit from here on.
+  }
+  // Children next, so no compiler writes into a directory being removed.
+  size_t killed = killAllChildren();
+  std::lock_guard lock(registry.mutex);
   for (const std::string& path : registry.paths) {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }
   registry.paths.clear();
   return killed;
-}
-
-void installInterruptHandler(std::string program) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    sigaddset(&set, sig);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, program = std::move(program)] {
-    int sig = 0;
-    while (sigwait(&set, &sig) != 0) {
-    }
-    size_t killed = emergencyCleanup();
-    std::fprintf(stderr,
-                 "%s: interrupted (SIG%s); stopped %zu compiler%s and removed temporary files\n",
-                 program.c_str(), sigabbrev_np(sig) != nullptr ? sigabbrev_np(sig) : "?",
-                 killed, killed == 1 ? "" : "s");
-    std::fflush(stderr);
-    ::_exit(128 + sig);
-  }).detach();
 }
 
 } // namespace mlgo::env::shutdown

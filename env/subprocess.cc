@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -160,7 +161,11 @@ namespace {
 
 struct ChildRegistry {
   std::mutex mutex;
+  std::condition_variable idle; ///< Signalled when `spawning` drops to 0.
   std::unordered_set<pid_t> live;
+  /// posix_spawn calls under way: their pids are not in `live` yet, so
+  /// killAllChildren() waits for them rather than miss one.
+  unsigned spawning = 0;
   bool closed = false; ///< killAllChildren() ran: no more spawns.
 };
 
@@ -174,8 +179,9 @@ ChildRegistry& childRegistry() {
 
 size_t killAllChildren() {
   ChildRegistry& registry = childRegistry();
-  std::lock_guard lock(registry.mutex);
+  std::unique_lock lock(registry.mutex);
   registry.closed = true;
+  registry.idle.wait(lock, [&] { return registry.spawning == 0; });
   for (pid_t pid : registry.live)
     ::killpg(pid, SIGKILL);
   return registry.live.size();
@@ -200,6 +206,15 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
   std::vector<char*> argv = pointers(argvStrings);
   std::vector<char*> envp = pointers(envStrings);
 
+  ChildRegistry& registry = childRegistry();
+  {
+    std::lock_guard lock(registry.mutex);
+    if (registry.closed) {
+      ::close(pipeFds[1]);
+      return makeError(ErrorCode::kIo, "cannot run '{}': mlgo-env is shutting down", program);
+    }
+    ++registry.spawning;
+  }
   int rc;
   pid_t pid = -1;
   {
@@ -214,23 +229,20 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
     }
   }
   ::close(pipeFds[1]);
+  {
+    // Registered before killAllChildren() can look (it waits for spawning
+    // to reach 0), so a child started during shutdown is killed too.
+    std::lock_guard lock(registry.mutex);
+    if (rc == 0)
+      registry.live.insert(pid);
+    if (--registry.spawning == 0)
+      registry.idle.notify_all();
+  }
   if (rc != 0) {
     ErrorCode code = (rc == ENOENT || rc == ENOTDIR) ? ErrorCode::kNotFound : ErrorCode::kIo;
     return makeError(code, "cannot run '{}': {}", program, errnoText(rc));
   }
   child->pid_ = pid;
-  bool shuttingDown;
-  {
-    ChildRegistry& registry = childRegistry();
-    std::lock_guard lock(registry.mutex);
-    shuttingDown = registry.closed;
-    if (!shuttingDown)
-      registry.live.insert(pid);
-  }
-  if (shuttingDown) {
-    child->kill(); // Not registered: kill() signals and reaps it itself.
-    return makeError(ErrorCode::kIo, "cannot run '{}': mlgo-env is shutting down", program);
-  }
   child->exitFd_ = openPidfd(pid);
   ::fcntl(child->outputFd_, F_SETFL, ::fcntl(child->outputFd_, F_GETFL) | O_NONBLOCK);
   return child;

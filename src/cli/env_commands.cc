@@ -12,10 +12,10 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/problem.h"
-#include "mlgo/env/shutdown.h"
 #include "mlgo/ir2vec/vocabulary.h"
 
 #include <fmt/format.h>
@@ -58,7 +58,7 @@ void printSpecs(const env::Problem& problem, const env::BoundProblem& bound) {
 }
 
 int runInfo(const InfoOptions& options) {
-  env::shutdown::installInterruptHandler("mlgo-env info");
+  InterruptGuard interrupts("mlgo-env info");
   std::vector<const env::Problem*> problems;
   if (options.problem.empty()) {
     for (const env::Problem* p : env::allProblems())
@@ -82,9 +82,16 @@ int runInfo(const InfoOptions& options) {
   env::ProblemOptions problemOptions;
   problemOptions.includeDefaultFeature = options.includeDefaultFeature;
   if (!options.ir2vecVocab.empty()) {
+    std::error_code ec;
     std::filesystem::path path = options.ir2vecVocab == "default"
                                      ? ir2vec::defaultVocabularyPath()
-                                     : std::filesystem::absolute(options.ir2vecVocab);
+                                     : std::filesystem::absolute(options.ir2vecVocab, ec);
+    if (ec) {
+      fmt::print(stderr, "mlgo-env info: error: IR2Vec vocabulary {}: {}\n", options.ir2vecVocab,
+                 ec.message());
+      return 1;
+    }
+    path = path.lexically_normal();
     auto vocabulary = ir2vec::Vocabulary::load(path);
     if (!vocabulary.ok()) {
       fmt::print(stderr, "mlgo-env info: error: IR2Vec vocabulary: {}\n",

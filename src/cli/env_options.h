@@ -2,11 +2,10 @@
 ///
 /// \file
 /// The options every command that runs episodes takes (serve, the default
-/// stdio server, info, trace): --corpus, --problem, --clang, --jobs, --seed,
-/// --cache-dir, --compile-timeout, --max-observations, --ir2vec-vocab and
-/// friends. They are
-/// registered on each such (sub)command and collected into
-/// env::EnvironmentOptions by finish().
+/// stdio server, trace, replay --verify): --corpus, --problem, --clang,
+/// --jobs, --seed, --cache-dir, --compile-timeout, --max-observations,
+/// --ir2vec-vocab and friends. They are registered on each such
+/// (sub)command and collected into env::EnvironmentOptions by finish().
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_CLI_ENV_OPTIONS_H

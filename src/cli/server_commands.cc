@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
 #include "cli/env_options.h"
+#include "cli/interrupt.h"
 
 #include "server.h"
 
@@ -48,7 +49,13 @@ int runServe(const ServeFlags& flags) {
     std::fprintf(stderr, "mlgo-env: --agent-timeout must be positive\n");
     return 2;
   }
-  auto environment = env::Environment::create(*options);
+  // create() runs clang (the capability probe): Ctrl-C must not orphan it.
+  // Once serving, the server's own signal set shuts down in order; between
+  // the two no compiler runs.
+  auto environment = [&] {
+    InterruptGuard interrupts("mlgo-env");
+    return env::Environment::create(*options);
+  }();
   if (!environment) {
     std::fprintf(stderr, "mlgo-env: %s\n", environment.error().message().c_str());
     return 1;

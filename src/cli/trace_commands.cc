@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/env_options.h"
 
-#include "mlgo/env/shutdown.h"
+#include "cli/interrupt.h"
 
 #include "trace/log_printer.h"
 #include "trace/log_summary.h"
@@ -107,8 +107,7 @@ int runTraceCommand(TraceFlags& flags) {
   if (flags.trace.output.empty())
     return usage(makeError(ErrorCode::kInvalidArgument, "trace: --output is required"));
   std::signal(SIGPIPE, SIG_IGN);
-  // Before any thread starts: Ctrl-C must not leave clang spinning.
-  env::shutdown::installInterruptHandler("mlgo-env trace");
+  InterruptGuard interrupts("mlgo-env trace");
   trace::TerminalProgress progress(stderr, !flags.noProgress && ::isatty(STDERR_FILENO) == 1);
   auto report = trace::runTrace(flags.trace, &progress);
   progress.clear();
@@ -127,7 +126,7 @@ int runVerify(const ReplayFlags& flags, bool problemGiven) {
   verify.trace = flags.file;
   verify.environment = *options;
   verify.problemGiven = problemGiven;
-  env::shutdown::installInterruptHandler("mlgo-env replay");
+  InterruptGuard interrupts("mlgo-env replay");
   auto report = trace::verifyTrace(verify);
   if (!report.ok())
     return failure(report.error());

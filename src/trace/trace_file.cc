@@ -118,17 +118,17 @@ Result<uint64_t> TraceFiles::commit() {
       return error;
     }
   }
-  for (auto [temp, final] :
-       {std::pair{&traceTemp_, &tracePath_}, std::pair{&csvTemp_, &csvPath_}}) {
-    if (::rename(temp->c_str(), final->c_str()) != 0) {
-      Error error = makeError(ErrorCode::kIo, "cannot rename {} to {}: {}", temp->string(),
-                              final->string(), std::strerror(errno));
-      discard();
-      return error;
-    }
-    env::shutdown::removePath(*temp);
-    temp->clear();
+  // Both renames under the shutdown registry's lock: an interrupted run
+  // never replaces an earlier result with a partial one.
+  const std::pair<std::filesystem::path, std::filesystem::path> renames[] = {
+      {traceTemp_, tracePath_}, {csvTemp_, csvPath_}};
+  Status committed = env::shutdown::commitPaths(renames);
+  if (!committed.ok()) {
+    discard(); // Removes whichever temporary file is left.
+    return committed.error();
   }
+  traceTemp_.clear();
+  csvTemp_.clear();
   return bytes_;
 }
 

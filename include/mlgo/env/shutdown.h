@@ -5,13 +5,13 @@
 /// behind: its compilers and its temporary files. A clang in interactive mode
 /// whose host vanished does not exit: it busy-spins at 100% CPU on the closed
 /// channel forever, in a process group of its own that the terminal's signal
-/// never reaches. So every live child (Subprocess) and every temporary path
-/// (TempDir, a trace's `.tmp-` files) is registered here, and
-/// emergencyCleanup() kills the former and removes the latter.
+/// never reaches. So every live child (Subprocess, see subprocess.h) and
+/// every temporary path (TempDir, a trace's `.tmp-` files) is registered,
+/// and emergencyCleanup() kills the former and removes the latter.
 ///
-/// Commands that run compilers outside the server (trace, replay --verify,
-/// info) call installInterruptHandler() first thing; the server has its own
-/// orderly shutdown on the same signals.
+/// The library never handles signals itself: the command line does
+/// (src/cli/interrupt.h), and the server shuts down in order on its own
+/// signal set.
 ///
 /// A SIGKILLed host cannot clean up: its interactive compilers then spin
 /// until killed (`pkill -f interactive-channel-base` finds them).
@@ -20,28 +20,31 @@
 #ifndef MLGO_ENV_SHUTDOWN_H
 #define MLGO_ENV_SHUTDOWN_H
 
+#include "mlgo/support/result.h"
+
 #include <filesystem>
-#include <string>
+#include <span>
+#include <utility>
 
 namespace mlgo::env::shutdown {
 
 /// Registers a temporary file or directory to remove on emergencyCleanup().
+/// After it ran, the path is removed at once instead.
 void addPath(const std::filesystem::path& path);
-/// Unregisters it (its owner removed or kept it).
+/// Unregisters it (its owner removed it).
 void removePath(const std::filesystem::path& path);
 
-/// SIGKILLs the process group of every child a Subprocess owns, makes later
-/// spawns fail, then removes every registered path. Thread-safe (not
-/// async-signal-safe: call it from a normal thread). Returns the number of
-/// child groups killed.
-size_t emergencyCleanup();
+/// Renames each registered temporary `first` to its final `second` and
+/// unregisters it, all under the registry's lock: once emergencyCleanup()
+/// began, nothing is renamed (kIo, "interrupted") so a run cut short never
+/// replaces a result. Stops at the first failing rename (kIo naming both).
+Status commitPaths(std::span<const std::pair<std::filesystem::path, std::filesystem::path>> renames);
 
-/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
-/// thread it starts afterwards: call it before starting any) and starts a
-/// thread that waits for them. On one it prints "<program>: interrupted
-/// (SIGINT); stopped N compilers and removed temporary files" to stderr,
-/// runs emergencyCleanup() and exits with 128 + the signal number.
-void installInterruptHandler(std::string program);
+/// Stops commits, SIGKILLs the process group of every child a Subprocess
+/// owns (later spawns fail), then removes every registered path.
+/// Thread-safe; not async-signal-safe (call it from a normal thread).
+/// Returns the number of child groups killed.
+size_t emergencyCleanup();
 
 } // namespace mlgo::env::shutdown
 
