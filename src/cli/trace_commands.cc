@@ -211,7 +211,8 @@ void addTraceCommands(CLI::App& app, Action& action) {
                    "contexts, observations, action histogram, reward statistics");
   replay->add_flag("--verify", replayFlags.verify,
                    "re-drive clang with the recorded actions and check observations and scores "
-                   "(the problem comes from the trace's header)");
+                   "(the problem, corpus, recompile flag rules and IR2Vec vocabulary come from "
+                   "the trace's header unless given)");
   replayFlags.env.addTo(replay);
   replay->callback([&action, replay] {
     bool problemGiven = replay->get_option("--problem")->count() > 0;

@@ -6,6 +6,7 @@
 /// development-mode clangs are detected and used.
 ///
 //===----------------------------------------------------------------------===//
+#include "mlgo/corpus/corpus.h"
 #include "mlgo/env/compiler_session.h"
 #include "mlgo/env/temp_dir.h"
 #include "trace/dev_mode_probe.h"
@@ -179,6 +180,41 @@ TEST_F(TraceClangTest, Ir2VecTraceNamesItsVocabularyAndVerifiesWithoutTheFlag) {
   auto refused = verifyTrace(mismatched);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.error().message(), HasSubstr("callee_embedding"));
+}
+
+// The trace records its corpus and recompile rules; --verify without them
+// compiles the same way, and other rules really change what clang does.
+TEST_F(TraceClangTest, VerifyCompilesWithTheTracesCorpusAndRules) {
+  auto demo = corpus::defaultDemoCorpusDir("Oz");
+  ASSERT_TRUE(demo.ok());
+  const fs::path copy = dir_.path() / "corpus-copy";
+  fs::copy(*demo, copy, fs::copy_options::recursive);
+  TraceOptions o = options("inlining", "rules.log", "geometry_templates.o|sha256.o");
+  o.environment.corpus = copy;
+  o.environment.flagRules.addFlags = {"-mllvm", "-inline-threshold=500"};
+  auto report = runTrace(o);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+
+  SummaryVisitor summary;
+  ASSERT_TRUE(readLog(o.output, summary).ok());
+  EXPECT_EQ(fs::path(summary.result().metadata.corpus), copy);
+  EXPECT_EQ(summary.result().metadata.flagRules, o.environment.flagRules);
+
+  VerifyOptions bare;
+  bare.trace = o.output;
+  bare.environment.clang = MLGO_CLANG;
+  bare.environment.cacheDir = shared_->path() / "cache";
+  auto verified = verifyTrace(bare);
+  ASSERT_TRUE(verified.ok()) << verified.error().message();
+  EXPECT_FALSE(verified->divergence) << verified->divergence->message();
+  EXPECT_EQ(verified->modules, 2u);
+
+  VerifyOptions other = bare;
+  other.environment.flagRules.addFlags = {"-mllvm", "-inline-threshold=225"};
+  auto differs = verifyTrace(other);
+  ASSERT_TRUE(differs.ok()) << differs.error().message();
+  ASSERT_TRUE(differs->divergence);
+  EXPECT_THAT(differs->divergence->message(), HasSubstr("geometry_templates.o"));
 }
 
 /// Byte offset of the feature data of observation `id` in `context`.

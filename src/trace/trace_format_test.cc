@@ -102,6 +102,25 @@ TEST(TraceHeader, AddsActionLastAndFloatRewardAndMetadataKeys) {
   auto vocabBack = readTraceMetadata(traceHeaderLine(header, withVocab));
   ASSERT_TRUE(vocabBack.ok()) << vocabBack.error().message();
   EXPECT_EQ(*vocabBack, withVocab);
+
+  // The corpus and the recompile rules, a replacement's value with its '='.
+  TraceMetadata full = withVocab;
+  full.corpus = "/c/corpus";
+  full.flagRules.deleteFlags = {"-fprofile-instrument-use-path"};
+  full.flagRules.replaceFlags = {{"-fdebug-compilation-dir", "/x=y"}};
+  full.flagRules.addFlags = {"-mllvm", "-inline-threshold=500"};
+  std::string fullLine = traceHeaderLine(header, full);
+  EXPECT_THAT(fullLine, HasSubstr(R"("replace_flags":["-fdebug-compilation-dir=/x=y"])"));
+  auto fullBack = readTraceMetadata(fullLine);
+  ASSERT_TRUE(fullBack.ok()) << fullBack.error().message();
+  EXPECT_EQ(*fullBack, full);
+  for (const char* bad : {R"({"features":[],"add_flags":"-O2"})",
+                          R"({"features":[],"delete_flags":[1]})",
+                          R"({"features":[],"replace_flags":["no-equals-sign"]})"}) {
+    auto refused = readTraceMetadata(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().code(), ErrorCode::kParse) << bad;
+  }
   // Logs without the keys have empty metadata; a non-string is an error.
   auto plain = readTraceMetadata(header.toJson());
   ASSERT_TRUE(plain.ok());

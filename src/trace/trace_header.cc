@@ -33,6 +33,22 @@ std::string traceHeaderLine(const protocol::LogHeader& header, const TraceMetada
   addKey("policy", metadata.policy);
   addKey("action", metadata.action);
   addKey("ir2vec_vocab", metadata.ir2vecVocabulary);
+  addKey("corpus", metadata.corpus);
+  auto addList = [&](std::string_view key, const std::vector<std::string>& values) {
+    if (values.empty())
+      return;
+    llvm::json::Array array;
+    for (const std::string& value : values)
+      array.push_back(value);
+    out << ",\"" << key << "\":" << llvm::json::Value(std::move(array));
+  };
+  const corpus::FlagRules& rules = metadata.flagRules;
+  std::vector<std::string> replacements;
+  for (const auto& [flag, value] : rules.replaceFlags)
+    replacements.push_back(flag + "=" + value);
+  addList("delete_flags", rules.deleteFlags);
+  addList("replace_flags", replacements);
+  addList("add_flags", rules.addFlags);
   out << '}';
   return line;
 }
@@ -49,7 +65,8 @@ Result<TraceMetadata> readTraceMetadata(std::string_view headerLine) {
   for (auto [key, field] :
        {std::pair{"problem", &metadata.problem}, std::pair{"policy", &metadata.policy},
         std::pair{"action", &metadata.action},
-        std::pair{"ir2vec_vocab", &metadata.ir2vecVocabulary}}) {
+        std::pair{"ir2vec_vocab", &metadata.ir2vecVocabulary},
+        std::pair{"corpus", &metadata.corpus}}) {
     const llvm::json::Value* value = object->get(key);
     if (value == nullptr)
       continue;
@@ -58,6 +75,28 @@ Result<TraceMetadata> readTraceMetadata(std::string_view headerLine) {
       return makeError(ErrorCode::kParse, "header: '{}' must be a string", key);
     *field = text->str();
   }
+  std::vector<std::string> lists[3];
+  const char* listKeys[3] = {"delete_flags", "replace_flags", "add_flags"};
+  for (int k = 0; k < 3; ++k) {
+    const llvm::json::Value* value = object->get(listKeys[k]);
+    if (value == nullptr)
+      continue;
+    const llvm::json::Array* array = value->getAsArray();
+    if (array == nullptr)
+      return makeError(ErrorCode::kParse, "header: '{}' must be an array of strings", listKeys[k]);
+    for (const llvm::json::Value& item : *array) {
+      auto text = item.getAsString();
+      if (!text)
+        return makeError(ErrorCode::kParse, "header: '{}' must be an array of strings",
+                         listKeys[k]);
+      lists[k].push_back(text->str());
+    }
+  }
+  auto rules = corpus::parseFlagRules(std::move(lists[0]), lists[1], std::move(lists[2]));
+  if (!rules.ok())
+    return makeError(ErrorCode::kParse, "header: recompile flag rules: {}",
+                     rules.error().message());
+  metadata.flagRules = std::move(*rules);
   return metadata;
 }
 

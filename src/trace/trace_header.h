@@ -12,7 +12,11 @@
 ///      "policy":"fallback:evict-none-else-first-valid",
 ///      "action":"index_to_evict"}
 ///
-/// and, when traced with `--ir2vec-vocab`, `"ir2vec_vocab":"<path>"`.
+/// and what `replay --verify` needs to compile the same way again, each
+/// used unless its command line says otherwise: `"corpus":"<root>"`,
+/// `"ir2vec_vocab":"<path>"` (when traced with `--ir2vec-vocab`) and the
+/// recompile rules `"delete_flags":[...]`, `"replace_flags":["F=V",...]`,
+/// `"add_flags":[...]` (when any were given).
 ///
 ///  - `features`: every feature clang sends (for inlining this includes
 ///    `inlining_default`), then the action the policy took, as a tensor
@@ -35,6 +39,7 @@
 #ifndef MLGO_TRACE_TRACE_HEADER_H
 #define MLGO_TRACE_TRACE_HEADER_H
 
+#include "mlgo/corpus/command_line.h"
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/result.h"
 
@@ -56,8 +61,11 @@ struct TraceMetadata {
   std::string policy;
   std::string action;
   /// The IR2Vec vocabulary clang's embedding features came from (absolute;
-  /// empty when none). `replay --verify` uses it unless told otherwise.
+  /// empty when none).
   std::string ir2vecVocabulary;
+  /// The corpus root traced (absolute) and the recompile flag rules used.
+  std::string corpus;
+  corpus::FlagRules flagRules;
 
   friend bool operator==(const TraceMetadata&, const TraceMetadata&) = default;
 };

@@ -248,8 +248,12 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
   protocol::LogHeader& header = prepared->header;
   auto& policy = prepared->policy;
   auto& selection = prepared->selection;
-  TraceMetadata metadata{std::string(description.problem), policy.name,
-                         description.actionSpec->name(), description.ir2vecVocabulary.string()};
+  TraceMetadata metadata{std::string(description.problem),
+                         policy.name,
+                         description.actionSpec->name(),
+                         description.ir2vecVocabulary.string(),
+                         description.corpusRoot.string(),
+                         envOptions.flagRules};
   auto files = TraceFiles::create(options.output, options.csv, traceHeaderLine(header, metadata));
   if (!files.ok())
     return files.error();

@@ -105,7 +105,12 @@ Status Verifier::startEnvironment(const protocol::LogHeader& header,
     return makeError(ErrorCode::kInvalidArgument, "--problem {} but the trace is for {}",
                      envOptions.problem, *problem);
   envOptions.problem = *problem;
-  // Embedding features need the vocabulary they were computed with.
+  // Compile as the trace did unless told otherwise: same corpus, same
+  // recompile rules, and the vocabulary the embedding features came from.
+  if (envOptions.corpus.empty())
+    envOptions.corpus = metadata.corpus;
+  if (envOptions.flagRules.empty())
+    envOptions.flagRules = metadata.flagRules;
   if (envOptions.ir2vecVocabulary.empty())
     envOptions.ir2vecVocabulary = metadata.ir2vecVocabulary;
   envOptions.moduleEmbeddings = false;

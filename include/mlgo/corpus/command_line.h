@@ -62,6 +62,9 @@ struct FlagRules {
   std::vector<std::pair<std::string, std::string>> replaceFlags;
   /// Arguments appended verbatim before `-x ir`.
   std::vector<std::string> addFlags;
+
+  bool empty() const { return deleteFlags.empty() && replaceFlags.empty() && addFlags.empty(); }
+  friend bool operator==(const FlagRules&, const FlagRules&) = default;
 };
 
 /// Checks rules for contradictions: an empty or non-dash flag name, a flag
