@@ -61,15 +61,22 @@ class Server:
         return code
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
-class Conformance(unittest.TestCase):
+class ServedTestCase(unittest.TestCase):
+    """One server, started with `server_args`, for all tests of a class."""
+    server_args = ()
+
     @classmethod
     def setUpClass(cls):
-        cls.server = Server("--problem=inlining", "--jobs=2", "--max-line-bytes=65536")
+        cls.server = Server(*cls.server_args)
 
     @classmethod
     def tearDownClass(cls):
         assert cls.server.stop() == 0
+
+
+@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+class Conformance(ServedTestCase):
+    server_args = ("--problem=inlining", "--jobs=2", "--max-line-bytes=65536")
 
     def setUp(self):
         self.client = self.server.connect()
@@ -154,16 +161,9 @@ class Conformance(unittest.TestCase):
 
 
 @unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
-class Ir2Vec(unittest.TestCase):
+class Ir2Vec(ServedTestCase):
     """--ir2vec-vocab=default: embedding features and the module embedding."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server("--problem=inlining", "--jobs=2", "--ir2vec-vocab=default")
-
-    @classmethod
-    def tearDownClass(cls):
-        assert cls.server.stop() == 0
+    server_args = ("--problem=inlining", "--jobs=2", "--ir2vec-vocab=default")
 
     def test_embeddings_in_observations_and_reset_info(self):
         client = self.server.connect()
