@@ -12,6 +12,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
+#include "cli/env_options.h"
 #include "cli/interrupt.h"
 
 #include "mlgo/env/clang_probe.h"
@@ -83,9 +84,8 @@ int runInfo(const InfoOptions& options) {
   problemOptions.includeDefaultFeature = options.includeDefaultFeature;
   if (!options.ir2vecVocab.empty()) {
     std::error_code ec;
-    std::filesystem::path path = options.ir2vecVocab == "default"
-                                     ? ir2vec::defaultVocabularyPath()
-                                     : std::filesystem::absolute(options.ir2vecVocab, ec);
+    std::filesystem::path path =
+        std::filesystem::absolute(ir2vecVocabularyArgument(options.ir2vecVocab), ec);
     if (ec) {
       fmt::print(stderr, "mlgo-env info: error: IR2Vec vocabulary {}: {}\n", options.ir2vecVocab,
                  ec.message());

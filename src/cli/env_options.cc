@@ -58,16 +58,17 @@ Result<env::EnvironmentOptions> EnvironmentFlags::finish() const {
   out.sampler.kind = *kind;
   out.sampler.seed = seed;
   out.useDiskCache = !noDiskCache;
-  // 'default' names the shipped vocabulary; a file called default is ./default.
-  if (ir2vecVocab == "default")
-    out.ir2vecVocabulary = ir2vec::defaultVocabularyPath();
-  else if (!ir2vecVocab.empty())
-    out.ir2vecVocabulary = ir2vecVocab;
+  if (!ir2vecVocab.empty())
+    out.ir2vecVocabulary = ir2vecVocabularyArgument(ir2vecVocab);
   auto rules = corpus::parseFlagRules(deleteFlags, replaceFlags, addFlags);
   if (!rules)
     return std::move(rules).error();
   out.flagRules = std::move(*rules);
   return out;
+}
+
+std::filesystem::path ir2vecVocabularyArgument(const std::string& value) {
+  return value == "default" ? ir2vec::defaultVocabularyPath() : std::filesystem::path(value);
 }
 
 } // namespace mlgo::cli

@@ -32,6 +32,11 @@ struct EnvironmentFlags {
   Result<env::EnvironmentOptions> finish() const;
 };
 
+/// The path a `--ir2vec-vocab` value names: `default` is the shipped
+/// vocabulary (a file really called default is ./default), anything else a
+/// path as given.
+std::filesystem::path ir2vecVocabularyArgument(const std::string& value);
+
 } // namespace mlgo::cli
 
 #endif // MLGO_CLI_ENV_OPTIONS_H
