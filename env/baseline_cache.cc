@@ -1,15 +1,20 @@
 //===- env/baseline_cache.cc - default scores on disk ----------------------===//
 #include "mlgo/env/baseline_cache.h"
 
+#include "mlgo/env/shutdown.h"
+
 #include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -143,25 +148,51 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   os << llvm::json::Value(std::move(object)) << '\n';
   os.flush();
 
-  std::filesystem::path final = dir_ / fmt::format("{}.json", key);
-  std::filesystem::path temp = dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      return makeError(ErrorCode::kIo, "cannot write cache entry {}", temp.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, final, ec);
-  if (ec) {
+  // Written to a registered temporary and renamed into place, so neither a
+  // failure nor an interruption (shutdown.h) leaves a partial entry or a
+  // stray temporary behind.
+  int fd = -1;
+  auto temp = shutdown::createPath([&]() -> Result<std::filesystem::path> {
+    std::filesystem::path candidate =
+        dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
+    fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+      return makeError(ErrorCode::kIo, "cannot create cache entry {}: {}", candidate.string(),
+                       std::strerror(errno));
+    return candidate;
+  });
+  if (!temp.ok())
+    return temp.error();
+  auto discard = [&] {
     std::error_code ignored;
-    std::filesystem::remove(temp, ignored);
-    return makeError(ErrorCode::kIo, "cannot rename {} to {}: {}", temp.string(), final.string(),
-                     ec.message());
+    std::filesystem::remove(*temp, ignored);
+    shutdown::removePath(*temp);
+  };
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int error = errno;
+      ::close(fd);
+      discard();
+      return makeError(ErrorCode::kIo, "cannot write cache entry {}: {}", temp->string(),
+                       std::strerror(error));
+    }
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+  if (::close(fd) != 0) {
+    int error = errno;
+    discard();
+    return makeError(ErrorCode::kIo, "cannot write cache entry {}: {}", temp->string(),
+                     std::strerror(error));
+  }
+  std::filesystem::path final = dir_ / fmt::format("{}.json", key);
+  std::pair<std::filesystem::path, std::filesystem::path> rename{*temp, final};
+  if (Status committed = shutdown::commitPaths({&rename, 1}); !committed.ok()) {
+    discard();
+    return committed;
   }
   return Status::success();
 }

@@ -3,12 +3,16 @@
 
 #include "mlgo/env/subprocess.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <unordered_set>
 
 namespace mlgo::env::shutdown {
@@ -27,18 +31,33 @@ PathRegistry& pathRegistry() {
   return *registry;
 }
 
-} // namespace
-
-void addPath(const std::filesystem::path& path) {
-  PathRegistry& registry = pathRegistry();
-  std::lock_guard lock(registry.mutex);
-  if (registry.closed) {
-    // Created while the host is going down: nobody will get to use it.
+/// Removes `path` and everything in it. Other threads of the host may still
+/// be adding entries (a fifo, a file) while remove_all() walks the directory,
+/// which then fails with ENOTEMPTY; a few retries outlast that, since each
+/// such thread's next step fails once the directory is gone.
+void removeWithRetries(const std::filesystem::path& path) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
-    return;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  registry.paths.insert(path.string());
+}
+
+} // namespace
+
+Result<std::filesystem::path>
+createPath(const std::function<Result<std::filesystem::path>()>& create) {
+  PathRegistry& registry = pathRegistry();
+  std::lock_guard lock(registry.mutex);
+  if (registry.closed)
+    return makeError(ErrorCode::kIo, "cannot create a temporary file: mlgo-env is shutting down");
+  auto path = create();
+  if (path.ok())
+    registry.paths.insert(path->string());
+  return path;
 }
 
 void removePath(const std::filesystem::path& path) {
@@ -63,6 +82,12 @@ Status commitPaths(
   return Status::success();
 }
 
+bool cleanupBegan() {
+  PathRegistry& registry = pathRegistry();
+  std::lock_guard lock(registry.mutex);
+  return registry.closed;
+}
+
 size_t emergencyCleanup() {
   PathRegistry& registry = pathRegistry();
   {
@@ -72,10 +97,8 @@ size_t emergencyCleanup() {
   // Children next, so no compiler writes into a directory being removed.
   size_t killed = killAllChildren();
   std::lock_guard lock(registry.mutex);
-  for (const std::string& path : registry.paths) {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
+  for (const std::string& path : registry.paths)
+    removeWithRetries(path);
   registry.paths.clear();
   return killed;
 }

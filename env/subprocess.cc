@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 extern char** environ;
 
@@ -177,14 +179,47 @@ ChildRegistry& childRegistry() {
 
 } // namespace
 
+namespace {
+
+/// Blocks until `pid` (a child of ours) has exited, without reaping it, so
+/// its owner still collects the status. True when it is dead (or already
+/// reaped); false if it outlived `deadline`.
+bool waitForDeath(pid_t pid, Deadline deadline) {
+  for (;;) {
+    siginfo_t info = {};
+    int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT | WNOHANG);
+    if (rc < 0 && errno == EINTR)
+      continue;
+    if (rc < 0 || info.si_pid == pid)
+      return true; // ECHILD: reaped by its owner meanwhile.
+    if (Clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+} // namespace
+
 size_t killAllChildren() {
   ChildRegistry& registry = childRegistry();
-  std::unique_lock lock(registry.mutex);
-  registry.closed = true;
-  registry.idle.wait(lock, [&] { return registry.spawning == 0; });
-  for (pid_t pid : registry.live)
-    ::killpg(pid, SIGKILL);
-  return registry.live.size();
+  std::vector<pid_t> signalled;
+  {
+    std::unique_lock lock(registry.mutex);
+    registry.closed = true;
+    registry.idle.wait(lock, [&] { return registry.spawning == 0; });
+    for (pid_t pid : registry.live)
+      ::killpg(pid, SIGKILL);
+    signalled.assign(registry.live.begin(), registry.live.end());
+  }
+  // SIGKILL is asynchronous: a compiler may still be finishing a system
+  // call (creating its output file, say) when killpg() returns. Callers
+  // remove the compilers' directories next, so wait until they are dead.
+  // No pid is recycled meanwhile: nothing is spawned any more, and a reaped
+  // pid is simply ECHILD.
+  Deadline deadline = Clock::now() + std::chrono::seconds(5);
+  for (pid_t pid : signalled)
+    waitForDeath(pid, deadline);
+  return signalled.size();
 }
 
 //===-- Subprocess --------------------------------------------------------===//
@@ -338,20 +373,22 @@ void Subprocess::signalGroup(int signal) {
 void Subprocess::kill() {
   if (status_ || pid_ <= 0)
     return;
-  {
-    // Unregistered before it is reaped below (we signal it ourselves).
-    ChildRegistry& registry = childRegistry();
-    std::lock_guard lock(registry.mutex);
-    registry.live.erase(pid_);
-  }
   signalGroup(SIGKILL);
-  // A SIGKILLed child dies promptly (also when stopped); reap it blocking.
+  // A SIGKILLed child dies promptly (also when stopped). Wait for that
+  // without reaping, then reap and unregister under the registry's lock: it
+  // stays registered until reaped, so killAllChildren() also waits for it.
+  waitForDeath(pid_, Clock::now() + std::chrono::hours(1));
   int raw = 0;
   struct rusage usage = {};
   pid_t r;
-  do {
-    r = ::wait4(pid_, &raw, 0, &usage);
-  } while (r < 0 && errno == EINTR);
+  {
+    ChildRegistry& registry = childRegistry();
+    std::lock_guard lock(registry.mutex);
+    do {
+      r = ::wait4(pid_, &raw, 0, &usage);
+    } while (r < 0 && errno == EINTR);
+    registry.live.erase(pid_);
+  }
   ExitStatus status;
   if (r > 0 && WIFEXITED(raw)) {
     status.exited = true;

@@ -21,12 +21,15 @@ std::filesystem::path TempDir::systemTempDir() {
 Result<TempDir> TempDir::create(std::string_view prefix, const std::filesystem::path& parent) {
   std::filesystem::path base = parent.empty() ? systemTempDir() : parent;
   std::string pattern = (base / (std::string(prefix) + "XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr)
-    return makeError(ErrorCode::kIo, "cannot create a temporary directory in {}: {}", base.string(),
-                     std::strerror(errno));
-  std::filesystem::path path(pattern);
-  shutdown::addPath(path);
-  return TempDir(std::move(path));
+  auto path = shutdown::createPath([&]() -> Result<std::filesystem::path> {
+    if (::mkdtemp(pattern.data()) == nullptr)
+      return makeError(ErrorCode::kIo, "cannot create a temporary directory in {}: {}",
+                       base.string(), std::strerror(errno));
+    return std::filesystem::path(pattern);
+  });
+  if (!path.ok())
+    return path.error();
+  return TempDir(std::move(*path));
 }
 
 TempDir::TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) {

@@ -6,6 +6,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +30,8 @@ InterruptGuard::InterruptGuard(std::string program) : impl_(std::make_unique<Imp
       return; // Cancelled: the guard is going away.
     size_t killed = env::shutdown::emergencyCleanup();
     const char* name = sigabbrev_np(signal);
+    if (::isatty(STDERR_FILENO) == 1)
+      std::fputs("\n", stderr); // Off a progress line (or the terminal's ^C).
     std::fprintf(stderr,
                  "%s: interrupted (SIG%s); stopped %zu compiler%s and removed temporary files\n",
                  program.c_str(), name != nullptr ? name : "?", killed, killed == 1 ? "" : "s");

@@ -1,6 +1,8 @@
 //===- trace/progress.cc - a progress line on a terminal ---------------------===//
 #include "trace/progress.h"
 
+#include "mlgo/env/shutdown.h"
+
 #include <unistd.h>
 
 namespace mlgo::trace {
@@ -27,6 +29,8 @@ void TerminalProgress::moduleFinished(const std::string& module, uint64_t observ
   observations_ += observations;
   if (!error.empty()) {
     ++failed_;
+    if (env::shutdown::cleanupBegan())
+      return; // Interrupted: the compiles fail because they were stopped.
     if (interactive_ && drawn_)
       std::fputs("\r\033[K", out_);
     // The first line; the summary at the end has the whole message.

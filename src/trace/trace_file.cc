@@ -19,24 +19,28 @@ namespace {
 /// output file gets (0666 less the umask, applied by the kernel).
 Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesystem::path& final) {
   static std::atomic<unsigned> counter{0};
-  for (int attempt = 0;; ++attempt) {
-    std::string name = fmt::format("{}.tmp-{}-{}", final.string(), ::getpid(), counter++);
-    int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      if (errno == EEXIST && attempt < 100)
-        continue;
-      return makeError(ErrorCode::kIo, "cannot create {}: {}", name, std::strerror(errno));
+  int fd = -1;
+  auto name = env::shutdown::createPath([&]() -> Result<std::filesystem::path> {
+    for (int attempt = 0;; ++attempt) {
+      std::string candidate = fmt::format("{}.tmp-{}-{}", final.string(), ::getpid(), counter++);
+      fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0)
+        return std::filesystem::path(candidate);
+      if (errno != EEXIST || attempt >= 100)
+        return makeError(ErrorCode::kIo, "cannot create {}: {}", candidate, std::strerror(errno));
     }
-    std::FILE* file = ::fdopen(fd, "wb");
-    if (file == nullptr) {
-      int error = errno;
-      ::close(fd);
-      ::unlink(name.c_str());
-      return makeError(ErrorCode::kIo, "cannot open {}: {}", name, std::strerror(error));
-    }
-    env::shutdown::addPath(name);
-    return std::pair{std::filesystem::path(name), file};
+  });
+  if (!name.ok())
+    return name.error();
+  std::FILE* file = ::fdopen(fd, "wb");
+  if (file == nullptr) {
+    int error = errno;
+    ::close(fd);
+    ::unlink(name->c_str());
+    env::shutdown::removePath(*name);
+    return makeError(ErrorCode::kIo, "cannot open {}: {}", name->string(), std::strerror(error));
   }
+  return std::pair{*name, file};
 }
 
 Status write(std::FILE* file, std::string_view bytes, const std::filesystem::path& path) {

@@ -23,14 +23,20 @@
 #include "mlgo/support/result.h"
 
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <utility>
 
 namespace mlgo::env::shutdown {
 
-/// Registers a temporary file or directory to remove on emergencyCleanup().
-/// After it ran, the path is removed at once instead.
-void addPath(const std::filesystem::path& path);
+/// Creates a temporary file or directory with `create`, which returns its
+/// path, and registers it for removal, both under the registry's lock: an
+/// interruption never falls between creating and registering (the handler
+/// would otherwise finish, and the process die, with the path unregistered).
+/// Once emergencyCleanup() began, refuses without calling `create` (kIo,
+/// "shutting down"). `create` must be quick and must not call back in here.
+Result<std::filesystem::path>
+createPath(const std::function<Result<std::filesystem::path>()>& create);
 /// Unregisters it (its owner removed it).
 void removePath(const std::filesystem::path& path);
 
@@ -39,6 +45,10 @@ void removePath(const std::filesystem::path& path);
 /// began, nothing is renamed (kIo, "interrupted") so a run cut short never
 /// replaces a result. Stops at the first failing rename (kIo naming both).
 Status commitPaths(std::span<const std::pair<std::filesystem::path, std::filesystem::path>> renames);
+
+/// True once emergencyCleanup() began: failures from then on are its doing,
+/// not the compilers' (callers may keep them quiet).
+bool cleanupBegan();
 
 /// Stops commits, SIGKILLs the process group of every child a Subprocess
 /// owns (later spawns fail), then removes every registered path.
