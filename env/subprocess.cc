@@ -377,7 +377,13 @@ void Subprocess::kill() {
   // A SIGKILLed child dies promptly (also when stopped). Wait for that
   // without reaping, then reap and unregister under the registry's lock: it
   // stays registered until reaped, so killAllChildren() also waits for it.
-  waitForDeath(pid_, Clock::now() + std::chrono::hours(1));
+  if (exitFd_ >= 0) {
+    struct pollfd exited = {exitFd_, POLLIN, 0}; // Readable once it is dead.
+    while (::poll(&exited, 1, -1) < 0 && errno == EINTR) {
+    }
+  } else {
+    waitForDeath(pid_, Clock::now() + std::chrono::hours(1));
+  }
   int raw = 0;
   struct rusage usage = {};
   pid_t r;
