@@ -375,35 +375,16 @@ void Subprocess::kill() {
     return;
   signalGroup(SIGKILL);
   // A SIGKILLed child dies promptly (also when stopped). Wait for that
-  // without reaping, then reap and unregister under the registry's lock: it
-  // stays registered until reaped, so killAllChildren() also waits for it.
+  // without reaping; tryReap() then reaps it and unregisters it under the
+  // registry's lock. It stays registered until reaped, so killAllChildren()
+  // waits for it too.
   if (exitFd_ >= 0) {
     struct pollfd exited = {exitFd_, POLLIN, 0}; // Readable once it is dead.
     while (::poll(&exited, 1, -1) < 0 && errno == EINTR) {
     }
-  } else {
+  }
+  while (!tryReap())
     waitForDeath(pid_, Clock::now() + std::chrono::hours(1));
-  }
-  int raw = 0;
-  struct rusage usage = {};
-  pid_t r;
-  {
-    ChildRegistry& registry = childRegistry();
-    std::lock_guard lock(registry.mutex);
-    do {
-      r = ::wait4(pid_, &raw, 0, &usage);
-    } while (r < 0 && errno == EINTR);
-    registry.live.erase(pid_);
-  }
-  ExitStatus status;
-  if (r > 0 && WIFEXITED(raw)) {
-    status.exited = true;
-    status.code = WEXITSTATUS(raw);
-  } else {
-    status.signal = (r > 0 && WIFSIGNALED(raw)) ? WTERMSIG(raw) : SIGKILL;
-  }
-  usage_ = usage;
-  status_ = status;
 }
 
 std::string Subprocess::outputText() {
