@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
@@ -176,10 +176,6 @@ ChildRegistry& childRegistry() {
   static auto* registry = new ChildRegistry;
   return *registry;
 }
-
-} // namespace
-
-namespace {
 
 /// Blocks until `pid` (a child of ours) has exited, without reaping it, so
 /// its owner still collects the status. True when it is dead (or already

@@ -6,8 +6,9 @@
 /// whose host vanished does not exit: it busy-spins at 100% CPU on the closed
 /// channel forever, in a process group of its own that the terminal's signal
 /// never reaches. So every live child (Subprocess, see subprocess.h) and
-/// every temporary path (TempDir, a trace's `.tmp-` files) is registered,
-/// and emergencyCleanup() kills the former and removes the latter.
+/// every temporary path (TempDir, a trace's `.tmp-` files, a cache entry
+/// being written) is registered, and emergencyCleanup() kills the former,
+/// waits for them to die, and removes the latter.
 ///
 /// The library never handles signals itself: the command line does
 /// (src/cli/interrupt.h), and the server shuts down in order on its own
