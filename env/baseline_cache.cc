@@ -150,15 +150,16 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
 
   // Written to a registered temporary and renamed into place, so neither a
   // failure nor an interruption (shutdown.h) leaves a partial entry or a
-  // stray temporary behind.
-  int fd = -1;
+  // stray temporary behind. The file is made (exclusively) while it is
+  // registered, then filled.
   auto temp = shutdown::createPath([&]() -> Result<std::filesystem::path> {
     std::filesystem::path candidate =
         dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
-    fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0)
       return makeError(ErrorCode::kIo, "cannot create cache entry {}: {}", candidate.string(),
                        std::strerror(errno));
+    ::close(fd);
     return candidate;
   });
   if (!temp.ok())
@@ -168,25 +169,14 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
     std::filesystem::remove(*temp, ignored);
     shutdown::removePath(*temp);
   };
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    ssize_t n = ::write(fd, rest.data(), rest.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int error = errno;
-      ::close(fd);
+  {
+    std::ofstream out(*temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
       discard();
-      return makeError(ErrorCode::kIo, "cannot write cache entry {}: {}", temp->string(),
-                       std::strerror(error));
+      return makeError(ErrorCode::kIo, "cannot write cache entry {}", temp->string());
     }
-    rest.remove_prefix(static_cast<size_t>(n));
-  }
-  if (::close(fd) != 0) {
-    int error = errno;
-    discard();
-    return makeError(ErrorCode::kIo, "cannot write cache entry {}: {}", temp->string(),
-                     std::strerror(error));
   }
   std::filesystem::path final = dir_ / fmt::format("{}.json", key);
   std::pair<std::filesystem::path, std::filesystem::path> rename{*temp, final};
