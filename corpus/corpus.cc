@@ -6,6 +6,7 @@
 
 #include "file_util.h"
 
+#include <algorithm>
 #include <numeric>
 #include <system_error>
 
@@ -99,7 +100,10 @@ Result<ModuleSpec> loadModule(const fs::path& root, const CorpusDescription& des
   if (description.hasThinLto) {
     Result<fs::path> index = memberPath(root, name, ".thinlto.bc");
     MLGO_TRY(index);
-    MLGO_TRY(fileSize(*index, "ThinLTO index", name));
+    MLGO_TRY(fileSize(*index,
+                      "ThinLTO index (the corpus has has_thinlto; the link makes it with "
+                      "-Wl,--thinlto-emit-index-files)",
+                      name));
     module.thinLtoIndexPath = std::move(*index);
   }
   return module;
@@ -119,8 +123,11 @@ Result<Corpus> Corpus::open(const fs::path& root) {
                      "{}: 'modules' is empty; a corpus needs at least one "
                      "module",
                      descriptionPath.string());
-  if (description->globalCommandOverride && description->globalCommandOverride->size() == 1 &&
-      description->globalCommandOverride->front() == kUnspecifiedOverride)
+  if (description->globalCommandOverride &&
+      std::any_of(description->globalCommandOverride->begin(),
+                  description->globalCommandOverride->end(), [](const std::string& arg) {
+                    return arg.find(kUnspecifiedOverride) != std::string::npos;
+                  }))
     return makeError(ErrorCode::kParse,
                      "{}: 'global_command_override' still holds the \"<UNSPECIFIED>\" "
                      "placeholder; replace it with the clang arguments to compile every module "

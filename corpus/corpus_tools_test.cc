@@ -1,8 +1,7 @@
-//===- corpus/corpus_tools_test.cc - make, combine, object lists ----------===//
+//===- corpus/corpus_tools_test.cc - make and combine --------------------===//
 #include "mlgo/corpus/corpus.h"
 #include "mlgo/corpus/corpus_tools.h"
 
-#include "object_list.h"
 #include "test_util.h"
 
 #include <gmock/gmock.h>
@@ -74,86 +73,6 @@ TEST(CombineCorpora, NothingToCombine) {
   Result<CorpusDescription> combined = combineCorpora(root.path());
   ASSERT_FALSE(combined.ok());
   EXPECT_EQ(combined.error().code(), ErrorCode::kNotFound);
-}
-
-TEST(SplitShellWords, HandlesQuotesAndEscapes) {
-  EXPECT_THAT(detail::splitShellWords(R"(clang  -c 'a b.c' -DX="1 2" -o\ x a\"b "" )"),
-              ElementsAre("clang", "-c", "a b.c", "-DX=1 2", "-o x", "a\"b", ""));
-}
-
-TEST(ObjectsFromCompileCommands, FindsOutputsAndNamesThem) {
-  std::string json = R"([
-    {"directory": "/build", "file": "a.c", "arguments": ["clang", "-c", "a.c", "-o", "lib/a.o"]},
-    {"directory": "/build", "file": "b.c", "command": "clang -c b.c -ob.o"},
-    {"directory": "/build", "file": "c.c", "command": "clang -c c.c"},
-    {"directory": "/build", "file": "d.c", "command": "clang -c d.c -o /build/sub/d.o"},
-    {"directory": "/build", "file": "e.c", "command": "clang -c e.c -o ../e.o"},
-    {"directory": "/build", "file": "f.c", "command": "clang -c f.c -o /elsewhere/f.o"}
-  ])";
-  Result<std::vector<detail::ObjectJob>> jobs =
-      detail::objectsFromCompileCommands(json, "cc.json", std::nullopt);
-  ASSERT_TRUE(jobs.ok()) << jobs.error().message();
-  ASSERT_EQ(jobs->size(), 6u);
-  EXPECT_EQ((*jobs)[0].name, "lib/a.o");
-  EXPECT_EQ((*jobs)[0].object, "/build/lib/a.o");
-  EXPECT_EQ((*jobs)[1].name, "b.o");
-  ASSERT_TRUE((*jobs)[2].issue);
-  EXPECT_EQ((*jobs)[2].issue->problem, ObjectProblem::kNoOutputInCommand);
-  EXPECT_EQ((*jobs)[3].name, "sub/d.o");
-  ASSERT_TRUE((*jobs)[4].issue);
-  EXPECT_EQ((*jobs)[4].issue->problem, ObjectProblem::kBadName);
-  ASSERT_TRUE((*jobs)[5].issue);
-  EXPECT_EQ((*jobs)[5].issue->problem, ObjectProblem::kBadName);
-}
-
-TEST(ObjectsFromCompileCommands, ObjBaseDirOverridesDirectory) {
-  std::string json = R"([{"directory": "/b", "arguments": ["cc", "-o", "x.o"]}])";
-  auto jobs = detail::objectsFromCompileCommands(json, "cc.json", std::filesystem::path("/o"));
-  ASSERT_TRUE(jobs.ok());
-  EXPECT_EQ((*jobs)[0].object, "/o/x.o");
-  EXPECT_EQ((*jobs)[0].name, "x.o");
-}
-
-TEST(ObjectsFromCompileCommands, MalformedInputs) {
-  auto expectParse = [](std::string_view json, std::string_view what) {
-    auto jobs = detail::objectsFromCompileCommands(json, "cc.json", std::nullopt);
-    ASSERT_FALSE(jobs.ok()) << json;
-    EXPECT_EQ(jobs.error().code(), ErrorCode::kParse);
-    EXPECT_THAT(jobs.error().message(), HasSubstr(what)) << json;
-  };
-  expectParse("[{", "malformed JSON");
-  expectParse(R"({"a": 1})", "must be a JSON array");
-  expectParse("[1]", "entry 0: not a JSON object");
-  expectParse(R"([{"arguments": []}])", "'directory'");
-  expectParse(R"([{"directory": "/b"}])", "neither 'arguments' nor 'command'");
-  expectParse(R"([{"directory": "/b", "arguments": [1]}])", "must hold strings");
-}
-
-TEST(ObjectsFromDirectory, FindsObjectFilesRecursively) {
-  TempDir dir;
-  writeFile(dir / "z.o", "");
-  writeFile(dir / "sub/a.o", "");
-  writeFile(dir / "sub/a.c", "");
-  auto jobs = detail::objectsFromDirectory(dir.path(), std::nullopt);
-  ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), 2u);
-  EXPECT_EQ((*jobs)[0].name, "sub/a.o");
-  EXPECT_EQ((*jobs)[1].name, "z.o");
-  auto missing = detail::objectsFromDirectory(dir / "nope", std::nullopt);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
-}
-
-TEST(MarkDuplicates, KeepsTheFirst) {
-  std::vector<detail::ObjectJob> jobs(3);
-  jobs[0].name = "a.o";
-  jobs[1].name = "b.o";
-  jobs[2].name = "a.o";
-  detail::markDuplicates(jobs);
-  EXPECT_FALSE(jobs[0].issue);
-  EXPECT_FALSE(jobs[1].issue);
-  ASSERT_TRUE(jobs[2].issue);
-  EXPECT_EQ(jobs[2].issue->problem, ObjectProblem::kDuplicate);
 }
 
 } // namespace

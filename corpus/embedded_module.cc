@@ -144,7 +144,13 @@ std::string_view objectProblemName(ObjectProblem problem) {
   case ObjectProblem::kBadName:
     return "object path outside the base directory";
   case ObjectProblem::kNoOutputInCommand:
-    return "compile command without -o";
+    return "not a compile to an object file";
+  case ObjectProblem::kBadResponseFile:
+    return "unreadable response file";
+  case ObjectProblem::kNoThinLtoBitcode:
+    return "no ThinLTO post-import bitcode (.3.import.bc)";
+  case ObjectProblem::kNoThinLtoIndex:
+    return "no ThinLTO index (.thinlto.bc)";
   case ObjectProblem::kWriteFailed:
     return "write failed";
   }

@@ -1,153 +1,107 @@
 //===- corpus/object_list.cc - which objects to extract -------------------===//
 #include "object_list.h"
 
+#include "compile_entry.h"
 #include "file_util.h"
-
-#include <llvm/Support/Error.h>
-#include <llvm/Support/JSON.h>
 
 #include <algorithm>
 #include <system_error>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace mlgo::corpus::detail {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> splitShellWords(std::string_view command) {
-  std::vector<std::string> words;
-  std::string word;
-  bool inWord = false;
-  char quote = 0;
-  for (std::size_t i = 0; i < command.size(); ++i) {
-    char c = command[i];
-    if (quote == '\'') {
-      if (c == '\'')
-        quote = 0;
-      else
-        word.push_back(c);
-    } else if (quote == '"') {
-      if (c == '"')
-        quote = 0;
-      else if (c == '\\' && i + 1 < command.size() &&
-               std::string_view("\"\\$`").find(command[i + 1]) != std::string_view::npos)
-        word.push_back(command[++i]);
-      else
-        word.push_back(c);
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      if (inWord)
-        words.push_back(std::move(word));
-      word.clear();
-      inWord = false;
-    } else {
-      inWord = true;
-      if (c == '\'' || c == '"')
-        quote = c;
-      else if (c == '\\' && i + 1 < command.size())
-        word.push_back(command[++i]);
-      else
-        word.push_back(c);
-    }
-  }
-  if (inWord)
-    words.push_back(std::move(word));
-  return words;
-}
-
 namespace {
 
-/// The value of `-o` in `args` (both `-o x` and `-ox`), if any.
-std::optional<std::string> outputOf(const std::vector<std::string>& args) {
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "-o" && i + 1 < args.size())
-      return args[i + 1];
-    if (args[i].size() > 2 && args[i].starts_with("-o"))
-      return args[i].substr(2);
-  }
-  return std::nullopt;
+fs::path absoluteNormal(const fs::path& path) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  return (ec ? path : absolute).lexically_normal();
 }
 
-/// Names `object` relative to `base`; an issue if it leaves `base`.
-ObjectJob makeJob(const fs::path& givenBase, const fs::path& object) {
-  std::error_code ec;
-  fs::path base = fs::absolute(givenBase, ec).lexically_normal();
-  if (ec)
-    base = givenBase.lexically_normal();
+/// `object` (absolute, normalised) relative to `base`, or empty if it is
+/// not inside `base`.
+std::string nameInside(const fs::path& base, const fs::path& object) {
+  fs::path relative = object.lexically_relative(base);
+  std::string name = relative.generic_string();
+  return relative.empty() || !isSafeRelativeName(name) ? std::string() : name;
+}
+
+/// Names `object` relative to `givenBase`; an issue if it leaves the base.
+ObjectJob makeJob(const fs::path& givenBase, const fs::path& object, std::string_view hint) {
+  fs::path base = absoluteNormal(givenBase);
   ObjectJob job;
   job.object = (base / object).lexically_normal();
-  fs::path relative = job.object.lexically_relative(base);
-  std::string name = relative.generic_string();
-  if (relative.empty() || !isSafeRelativeName(name)) {
+  job.name = nameInside(base, job.object);
+  if (job.name.empty())
     job.issue = ObjectIssue{job.object, ObjectProblem::kBadName,
-                            fmt::format("object '{}' is not inside its base directory '{}'; "
-                                        "cannot name it as a module",
-                                        job.object.string(), base.string())};
-    return job;
-  }
-  job.name = std::move(name);
+                            fmt::format("object '{}' is not inside '{}'; cannot name it as a "
+                                        "module{}",
+                                        job.object.string(), base.string(), hint)};
   return job;
-}
-
-Result<std::vector<std::string>> entryArguments(const llvm::json::Object& entry,
-                                                std::string_view where) {
-  if (const llvm::json::Array* array = entry.getArray("arguments")) {
-    std::vector<std::string> args;
-    for (const llvm::json::Value& value : *array) {
-      std::optional<llvm::StringRef> arg = value.getAsString();
-      if (!arg)
-        return makeError(ErrorCode::kParse, "{}: 'arguments' must hold strings", where);
-      args.push_back(arg->str());
-    }
-    return args;
-  }
-  if (std::optional<llvm::StringRef> command = entry.getString("command"))
-    return splitShellWords(*command);
-  return makeError(ErrorCode::kParse, "{}: the entry has neither 'arguments' nor 'command'", where);
 }
 
 } // namespace
 
-Result<std::vector<ObjectJob>>
-objectsFromCompileCommands(std::string_view json, std::string_view source,
-                           const std::optional<fs::path>& objBaseDir) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(llvm::StringRef(json));
-  if (!parsed)
-    return makeError(ErrorCode::kParse, "{}: malformed JSON: {}", source,
-                     llvm::toString(parsed.takeError()));
-  const llvm::json::Array* entries = parsed->getAsArray();
-  if (!entries)
-    return makeError(ErrorCode::kParse, "{}: a compilation database must be a JSON array", source);
-  std::vector<ObjectJob> jobs;
-  jobs.reserve(entries->size());
-  for (std::size_t i = 0; i < entries->size(); ++i) {
-    std::string where = fmt::format("{}: entry {}", source, i);
-    const llvm::json::Object* entry = (*entries)[i].getAsObject();
-    if (!entry)
-      return makeError(ErrorCode::kParse, "{}: not a JSON object", where);
-    std::optional<llvm::StringRef> directory = entry->getString("directory");
-    if (!directory)
-      return makeError(ErrorCode::kParse, "{}: missing the 'directory' string", where);
-    Result<std::vector<std::string>> args = entryArguments(*entry, where);
-    MLGO_TRY(args);
-    std::optional<std::string> output = outputOf(*args);
-    fs::path base = objBaseDir ? *objBaseDir : fs::path(directory->str());
-    if (!output) {
-      ObjectJob job;
-      job.object = entry->getString("file").value_or("").str();
-      job.issue = ObjectIssue{job.object, ObjectProblem::kNoOutputInCommand,
-                              fmt::format("{}: the command has no -o; not a compile to an "
-                                          "object file",
-                                          where)};
-      jobs.push_back(std::move(job));
-      continue;
-    }
-    jobs.push_back(makeJob(base, *output));
+fs::path commonRoot(const std::vector<fs::path>& paths) {
+  if (paths.empty())
+    return {};
+  fs::path root = paths.front().parent_path();
+  for (const fs::path& path : paths) {
+    fs::path parent = path.parent_path();
+    fs::path shared;
+    auto a = root.begin();
+    auto b = parent.begin();
+    for (; a != root.end() && b != parent.end() && *a == *b; ++a, ++b)
+      shared /= *a;
+    root = shared;
   }
-  return jobs;
+  return root.empty() ? fs::path("/") : root;
 }
 
-Result<std::vector<ObjectJob>> objectsFromDirectory(const fs::path& dir,
-                                                    const std::optional<fs::path>& objBaseDir) {
+Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string_view source,
+                                              const std::optional<fs::path>& objBaseDir) {
+  Result<std::vector<CompileEntry>> entries = parseCompileCommands(json, source);
+  MLGO_TRY(entries);
+  ObjectList list;
+  list.jobs.resize(entries->size());
+  std::vector<std::size_t> outside; // jobs whose object is outside its entry's directory
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    CompileEntry& entry = (*entries)[i];
+    ObjectJob& job = list.jobs[i];
+    if (entry.issue) {
+      job.object = entry.issue->object;
+      job.issue = std::move(entry.issue);
+      continue;
+    }
+    if (objBaseDir) {
+      job = makeJob(*objBaseDir, *entry.object, "");
+      continue;
+    }
+    job.object = *entry.object;
+    job.name = nameInside(entry.directory, job.object);
+    if (job.name.empty())
+      outside.push_back(i);
+  }
+  if (outside.empty())
+    return list;
+  std::vector<fs::path> objects;
+  for (std::size_t i : outside)
+    objects.push_back(list.jobs[i].object);
+  fs::path root = commonRoot(objects);
+  for (std::size_t i : outside)
+    list.jobs[i] = makeJob(root, list.jobs[i].object, "; pass --obj_base_dir");
+  list.notes.push_back(fmt::format(
+      "{} of {} objects are outside their entry's directory; they are named relative to their "
+      "common root {} (--obj_base_dir=DIR names every object relative to DIR instead)",
+      outside.size(), entries->size(), root.string()));
+  return list;
+}
+
+Result<ObjectList> objectsFromDirectory(const fs::path& dir,
+                                        const std::optional<fs::path>& objBaseDir,
+                                        std::string_view suffix, std::string_view stripSuffix) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return makeError(ErrorCode::kNotFound,
@@ -157,8 +111,9 @@ Result<std::vector<ObjectJob>> objectsFromDirectory(const fs::path& dir,
   std::vector<fs::path> objects;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::string file = it->path().filename().string();
     std::error_code statusError;
-    if (it->path().extension() == ".o" && it->is_regular_file(statusError))
+    if (file.size() > suffix.size() && file.ends_with(suffix) && it->is_regular_file(statusError))
       objects.push_back(it->path());
   }
   if (ec)
@@ -166,22 +121,36 @@ Result<std::vector<ObjectJob>> objectsFromDirectory(const fs::path& dir,
                      ec.message());
   std::sort(objects.begin(), objects.end());
   fs::path base = objBaseDir ? *objBaseDir : dir;
-  std::vector<ObjectJob> jobs;
-  jobs.reserve(objects.size());
-  for (const fs::path& object : objects)
-    jobs.push_back(makeJob(base, object));
-  return jobs;
+  ObjectList list;
+  list.jobs.reserve(objects.size());
+  for (fs::path& object : objects) {
+    std::string path = object.string();
+    if (!stripSuffix.empty() && path.ends_with(stripSuffix))
+      object = path.substr(0, path.size() - stripSuffix.size());
+    list.jobs.push_back(makeJob(base, absoluteNormal(object), objBaseDir ? "" : "; pass --obj_base_dir"));
+  }
+  return list;
 }
 
 void markDuplicates(std::vector<ObjectJob>& jobs) {
-  std::unordered_set<std::string> seen;
-  for (ObjectJob& job : jobs) {
-    if (job.issue || seen.insert(job.name).second)
+  std::unordered_map<std::string, std::size_t> byObject;
+  std::unordered_map<std::string, std::size_t> byName;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    ObjectJob& job = jobs[i];
+    if (job.issue)
       continue;
-    job.issue = ObjectIssue{job.object, ObjectProblem::kDuplicate,
-                            fmt::format("'{}' gives module name '{}', already taken by an "
-                                        "earlier object",
-                                        job.object.string(), job.name)};
+    if (auto [it, fresh] = byObject.emplace(job.object.string(), i); !fresh) {
+      job.issue = ObjectIssue{job.object, ObjectProblem::kDuplicate,
+                              fmt::format("'{}' is written by more than one command (inputs {} "
+                                          "and {}); extracted once",
+                                          job.object.string(), it->second, i)};
+      continue;
+    }
+    if (auto [it, fresh] = byName.emplace(job.name, i); !fresh)
+      job.issue = ObjectIssue{job.object, ObjectProblem::kDuplicate,
+                              fmt::format("'{}' gives module name '{}', already taken by '{}'",
+                                          job.object.string(), job.name,
+                                          jobs[it->second].object.string())};
   }
 }
 

@@ -22,31 +22,41 @@ namespace mlgo::corpus::detail {
 /// One object to extract, or the reason it cannot be (then `issue` is set and
 /// `name` may be empty).
 struct ObjectJob {
-  std::filesystem::path object; ///< Absolute (or base-relative) object path.
+  std::filesystem::path object; ///< Absolute, normalised object path.
   std::string name;             ///< Module name: object path relative to its base.
   std::optional<ObjectIssue> issue;
 };
 
-/// Splits a shell command line into words (whitespace separated; single and
-/// double quotes and backslash escapes as in POSIX sh, no expansions).
-std::vector<std::string> splitShellWords(std::string_view command);
+/// The objects of an input, with notes for the user (see ExtractSummary).
+struct ObjectList {
+  std::vector<ObjectJob> jobs;
+  std::vector<std::string> notes;
+};
 
-/// Objects named by the `-o` of each entry of a compile_commands.json text.
-/// `source` names the file in errors; `objBaseDir` overrides each entry's
-/// `directory`. kParse if the text is not a JSON array of objects with
-/// `directory` and `arguments` or `command`.
-Result<std::vector<ObjectJob>>
-objectsFromCompileCommands(std::string_view json, std::string_view source,
-                           const std::optional<std::filesystem::path>& objBaseDir);
+/// Objects written by the entries of a compile_commands.json text (see
+/// compile_entry.h). Without `objBaseDir`, an object inside its entry's
+/// `directory` is named relative to it; the others are named relative to the
+/// deepest directory holding all of them, which a note reports. With
+/// `objBaseDir`, every object is named relative to it (kBadName if outside).
+/// `source` names the file in errors; kParse for a malformed database.
+Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string_view source,
+                                              const std::optional<std::filesystem::path>& objBaseDir);
 
-/// Every regular `*.o` file under `dir`, sorted by path, named relative to
+/// Every regular file under `dir` whose name ends in `suffix` (".o", or
+/// ".3.import.bc" for a ThinLTO link), sorted by path; the object is the path
+/// without `stripSuffix` (empty: the file itself), named relative to
 /// `objBaseDir` (default `dir`). kNotFound / kIo if `dir` cannot be walked.
-Result<std::vector<ObjectJob>>
-objectsFromDirectory(const std::filesystem::path& dir,
-                     const std::optional<std::filesystem::path>& objBaseDir);
+Result<ObjectList> objectsFromDirectory(const std::filesystem::path& dir,
+                                        const std::optional<std::filesystem::path>& objBaseDir,
+                                        std::string_view suffix = ".o",
+                                        std::string_view stripSuffix = "");
 
-/// Marks every job whose name repeats an earlier one as kDuplicate.
+/// Marks every job whose object or name repeats an earlier one as kDuplicate.
 void markDuplicates(std::vector<ObjectJob>& jobs);
+
+/// The deepest directory containing every path of `paths` (each absolute and
+/// normalised); "/" if they share nothing more. Empty input gives "".
+std::filesystem::path commonRoot(const std::vector<std::filesystem::path>& paths);
 
 } // namespace mlgo::corpus::detail
 

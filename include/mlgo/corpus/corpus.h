@@ -63,7 +63,7 @@ public:
   ///  - kIo: a file exists but cannot be read;
   ///  - kParse: malformed JSON, missing/mistyped keys, empty `modules`,
   ///    duplicate module names, a `.cmd` that does not start with `-cc1`, a
-  ///    `global_command_override` still holding the "<UNSPECIFIED>" placeholder
+  ///    `global_command_override` with an argument holding the "<UNSPECIFIED>" placeholder
   ///    (the message says to fill it in);
   ///  - kInvalidArgument: a module name that is empty, absolute, contains `..`
   ///    or resolves (through symlinks) outside the root. Nothing outside the

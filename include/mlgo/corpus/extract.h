@@ -53,7 +53,10 @@ enum class ObjectProblem {
   kFilteredOut,       ///< Did not match `--cmd_filter`.
   kDuplicate,         ///< Same module name as an earlier object.
   kBadName,           ///< Object path escapes the base or output directory.
-  kNoOutputInCommand, ///< compile_commands entry without `-o` (not a compile).
+  kNoOutputInCommand, ///< compile_commands entry that writes no object (not a compile).
+  kBadResponseFile,   ///< An `@file` of the entry cannot be read (or nests too deep).
+  kNoThinLtoBitcode,  ///< ThinLTO: no `<object>.3.import.bc` (not linked with --save-temps=import).
+  kNoThinLtoIndex,    ///< ThinLTO: no `<object>.thinlto.bc` (no --thinlto-emit-index-files).
   kWriteFailed,       ///< Writing the `.bc`/`.cmd` failed.
 };
 std::string_view objectProblemName(ObjectProblem problem);
@@ -70,6 +73,19 @@ struct ObjectIssue {
 /// receives its classification. Thread-safe.
 Result<EmbeddedModule> readEmbeddedModule(const std::filesystem::path& object,
                                           ObjectProblem* problem = nullptr);
+
+/// mlgo-utils' --thinlto_build.
+enum class ThinLtoBuild {
+  kNone,  ///< Objects carry `.llvmbc`/`.llvmcmd` (-Xclang -fembed-bitcode=all).
+  /// An lld ThinLTO link with `-Wl,--save-temps=import
+  /// -Wl,--thinlto-emit-index-files` left `<object>.3.import.bc` (the module
+  /// after importing) and `<object>.thinlto.bc` (its index) beside each
+  /// object. Those become `<name>.bc` and `<name>.thinlto.bc`; there is no
+  /// `.cmd`, so the corpus needs `commandOverride` (the flags of the link's
+  /// backend compile); without one the description gets the "<UNSPECIFIED>"
+  /// placeholder (as mlgo-utils writes it) and a note says to fill it in.
+  kLocal,
+};
 
 enum class InputType {
   kJson,      ///< A compile_commands.json; objects are each entry's `-o`.
@@ -88,6 +104,11 @@ struct ExtractOptions {
   std::optional<std::string> cmdFilter;
   /// Worker threads; 0 means std::thread::hardware_concurrency().
   unsigned numWorkers = 0;
+  ThinLtoBuild thinLto = ThinLtoBuild::kNone;
+  /// Written as the description's `global_command_override` (clang arguments
+  /// every module is compiled with instead of its `.cmd`). Must not contain
+  /// "<UNSPECIFIED>".
+  std::optional<std::vector<std::string>> commandOverride;
 };
 
 struct ExtractSummary {
@@ -95,6 +116,10 @@ struct ExtractSummary {
   std::vector<std::string> modules; ///< Extracted module names (input order).
   std::vector<ObjectIssue> skipped; ///< Skipped objects (input order).
   std::uint64_t bitcodeBytes = 0;   ///< Total bitcode written.
+  /// What the user should know about the run, one line each: the root that
+  /// objects outside their entry's directory were named relative to, an
+  /// override placeholder left to fill in.
+  std::vector<std::string> notes;
 };
 
 /// Progress callback: (objects finished, objects total). Called from worker
@@ -103,7 +128,7 @@ using ExtractProgress = std::function<void(std::size_t done, std::size_t total)>
 
 /// Extracts every object named by `options.input` into `options.outputDir`
 /// (created if needed) and writes corpus_description.json listing the
-/// extracted modules (has_thinlto false). Bad objects are skipped and listed
+/// extracted modules (has_thinlto true for kLocal). Bad objects are skipped and listed
 /// in the summary. Fails only for problems with the whole run: unreadable or
 /// malformed input (kNotFound/kIo/kParse naming it), an invalid regex
 /// (kInvalidArgument), an output directory that cannot be created or the
