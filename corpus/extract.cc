@@ -3,6 +3,7 @@
 
 #include "mlgo/corpus/description.h"
 
+#include "compile_entry.h"
 #include "file_util.h"
 #include "object_list.h"
 
@@ -239,6 +240,20 @@ Result<ExtractSummary> extractCorpus(const ExtractOptions& options,
   }
   MLGO_TRY(writeDescription(options.outputDir, description));
   return summary;
+}
+
+std::vector<std::string> splitCommandOverride(std::string_view text) {
+  return detail::splitShellWords(text);
+}
+
+Result<std::vector<std::string>> readCommandOverride(const fs::path& file) {
+  Result<std::string> text = detail::readFile(file, "command override file");
+  MLGO_TRY(text);
+  std::vector<std::string> args = detail::splitShellWords(*text);
+  if (args.empty())
+    return makeError(ErrorCode::kInvalidArgument, "command override file '{}' holds no argument",
+                     file.string());
+  return args;
 }
 
 } // namespace mlgo::corpus

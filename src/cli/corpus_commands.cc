@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
 
+#include "mlgo/corpus/corpus_info.h"
 #include "mlgo/corpus/corpus_tools.h"
 #include "mlgo/corpus/extract.h"
 
@@ -46,9 +47,13 @@ private:
 };
 
 void printSummary(const corpus::ExtractSummary& summary, const corpus::ExtractOptions& options) {
-  fmt::print("extracted {} of {} objects ({:.1f} MiB of bitcode) into {}\n", summary.modules.size(),
-             summary.objects, static_cast<double>(summary.bitcodeBytes) / (1024.0 * 1024.0),
+  fmt::print("extracted {} of {} objects ({:.1f} MiB of bitcode{}) into {}\n",
+             summary.modules.size(), summary.objects,
+             static_cast<double>(summary.bitcodeBytes) / (1024.0 * 1024.0),
+             options.thinLto == corpus::ThinLtoBuild::kLocal ? ", ThinLTO" : "",
              options.outputDir.string());
+  for (const std::string& note : summary.notes)
+    fmt::print("note: {}\n", note);
   if (summary.skipped.empty())
     return;
   std::map<std::string_view, std::vector<const corpus::ObjectIssue*>> byReason;
@@ -68,6 +73,7 @@ void printSummary(const corpus::ExtractSummary& summary, const corpus::ExtractOp
 void addExtract(CLI::App& corpusApp, Action& action) {
   struct Options {
     std::string input, inputType = "json", outputDir, cmdFilter, objBaseDir;
+    std::string thinLtoBuild = "none", cmdOverride, cmdOverrideFile;
     unsigned numWorkers = std::max(1u, std::thread::hardware_concurrency());
   };
   auto opts = std::make_shared<Options>();
@@ -87,6 +93,15 @@ void addExtract(CLI::App& corpusApp, Action& action) {
   cmd->add_option("--obj_base_dir", opts->objBaseDir,
                   "Directory object paths are relative to (default: each entry's directory, "
                   "or --input for directory input)");
+  cmd->add_option("--thinlto_build", opts->thinLtoBuild,
+                  "none, or local: take each object's .3.import.bc and .thinlto.bc from an lld "
+                  "link with -Wl,--save-temps=import -Wl,--thinlto-emit-index-files")
+      ->check(CLI::IsMember({"none", "local"}))
+      ->capture_default_str();
+  cmd->add_option("--cmd_override", opts->cmdOverride,
+                  "clang arguments for every module (global_command_override), one string");
+  cmd->add_option("--cmd_override_file", opts->cmdOverrideFile,
+                  "file holding the clang arguments for every module");
   cmd->callback([opts, &action] {
     action = [opts] {
       corpus::ExtractOptions options;
@@ -99,6 +114,19 @@ void addExtract(CLI::App& corpusApp, Action& action) {
         options.cmdFilter = opts->cmdFilter;
       if (!opts->objBaseDir.empty())
         options.objBaseDir = opts->objBaseDir;
+      if (opts->thinLtoBuild == "local")
+        options.thinLto = corpus::ThinLtoBuild::kLocal;
+      if (!opts->cmdOverride.empty() && !opts->cmdOverrideFile.empty())
+        return fail(makeError(ErrorCode::kInvalidArgument,
+                              "give --cmd_override or --cmd_override_file, not both"));
+      if (!opts->cmdOverride.empty())
+        options.commandOverride = corpus::splitCommandOverride(opts->cmdOverride);
+      if (!opts->cmdOverrideFile.empty()) {
+        Result<std::vector<std::string>> args = corpus::readCommandOverride(opts->cmdOverrideFile);
+        if (!args)
+          return fail(args.error());
+        options.commandOverride = std::move(*args);
+      }
       corpus::ExtractProgress progress;
       if (::isatty(STDERR_FILENO))
         progress = ProgressLine();
@@ -157,6 +185,23 @@ void addCombine(CLI::App& corpusApp, Action& action) {
   });
 }
 
+void addInfo(CLI::App& corpusApp, Action& action) {
+  auto dir = std::make_shared<std::string>();
+  CLI::App* cmd = corpusApp.add_subcommand(
+      "info", "Show a corpus's modules, sizes, flags, ThinLTO, and what keeps modules from "
+              "compiling (exit 2 if anything does)");
+  cmd->add_option("dir", *dir, "Corpus directory")->required();
+  cmd->callback([dir, &action] {
+    action = [dir] {
+      Result<corpus::CorpusInfo> info = corpus::inspectCorpus(*dir);
+      if (!info)
+        return fail(info.error());
+      fmt::print("{}", corpus::formatCorpusInfo(*info));
+      return info->problems.empty() ? 0 : 2;
+    };
+  });
+}
+
 } // namespace
 
 void addCorpusCommands(CLI::App& app, Action& action) {
@@ -165,6 +210,7 @@ void addCorpusCommands(CLI::App& app, Action& action) {
   addExtract(*corpusApp, action);
   addMake(*corpusApp, action);
   addCombine(*corpusApp, action);
+  addInfo(*corpusApp, action);
 }
 
 } // namespace mlgo::cli

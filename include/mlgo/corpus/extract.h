@@ -138,6 +138,15 @@ using ExtractProgress = std::function<void(std::size_t done, std::size_t total)>
 Result<ExtractSummary> extractCorpus(const ExtractOptions& options,
                                      const ExtractProgress& progress = {});
 
+/// Splits a command override given as one string into arguments, as POSIX
+/// sh splits words (quotes and backslashes; no expansions).
+std::vector<std::string> splitCommandOverride(std::string_view text);
+
+/// Reads a command override from `file` (arguments split as above; newlines
+/// separate like spaces). kNotFound/kIo naming the file; kInvalidArgument if
+/// it holds no argument.
+Result<std::vector<std::string>> readCommandOverride(const std::filesystem::path& file);
+
 } // namespace mlgo::corpus
 
 #endif // MLGO_CORPUS_EXTRACT_H
