@@ -92,10 +92,11 @@ struct Tally {
   std::vector<std::pair<std::uint64_t, std::string>> sizes;
 };
 
-void countCommand(Tally& tally, const std::vector<std::string>& args) {
-  ++tally.commands;
+/// Counts one command used by `modules` modules.
+void countCommand(Tally& tally, const std::vector<std::string>& args, std::size_t modules = 1) {
+  tally.commands += modules;
   for (const std::string& token : flagTokens(args))
-    ++tally.flags[token];
+    tally.flags[token] += modules;
 }
 
 /// Inspects one module, adding its problems and its command to the tally.
@@ -196,7 +197,7 @@ Result<CorpusInfo> inspectCorpus(const fs::path& root) {
   }
   Tally tally;
   if (info.commandOverride)
-    countCommand(tally, *info.commandOverride);
+    countCommand(tally, *info.commandOverride, info.modules);
   std::set<std::string> seen;
   for (const std::string& name : description->modules) {
     if (!seen.insert(name).second) {

@@ -5,6 +5,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
+#include "cli/corpus_report.h"
 
 #include "mlgo/corpus/corpus_info.h"
 #include "mlgo/corpus/corpus_tools.h"
@@ -26,8 +27,7 @@ namespace mlgo::cli {
 namespace {
 
 int fail(const Error& error) {
-  fmt::print(stderr, "mlgo-env corpus: error: {}\n", error.message());
-  return 1;
+  return corpusFail(error);
 }
 
 /// Redraws one progress line on stderr, at most ~10 times a second.
@@ -46,7 +46,15 @@ private:
   std::chrono::steady_clock::time_point last_{};
 };
 
-void printSummary(const corpus::ExtractSummary& summary, const corpus::ExtractOptions& options) {
+} // namespace
+
+int corpusFail(const Error& error) {
+  fmt::print(stderr, "mlgo-env corpus: error: {}\n", error.message());
+  return 1;
+}
+
+void printExtractSummary(const corpus::ExtractSummary& summary,
+                         const corpus::ExtractOptions& options) {
   fmt::print("extracted {} of {} objects ({:.1f} MiB of bitcode{}) into {}\n",
              summary.modules.size(), summary.objects,
              static_cast<double>(summary.bitcodeBytes) / (1024.0 * 1024.0),
@@ -69,6 +77,8 @@ void printSummary(const corpus::ExtractSummary& summary, const corpus::ExtractOp
       fmt::print("    ... and {} more\n", issues.size() - kShown);
   }
 }
+
+namespace {
 
 void addExtract(CLI::App& corpusApp, Action& action) {
   struct Options {
@@ -133,7 +143,7 @@ void addExtract(CLI::App& corpusApp, Action& action) {
       Result<corpus::ExtractSummary> summary = corpus::extractCorpus(options, progress);
       if (!summary)
         return fail(summary.error());
-      printSummary(*summary, options);
+      printExtractSummary(*summary, options);
       if (summary->modules.empty()) {
         fmt::print(stderr, "mlgo-env corpus: error: no module was extracted\n");
         return 1;
@@ -211,6 +221,7 @@ void addCorpusCommands(CLI::App& app, Action& action) {
   addMake(*corpusApp, action);
   addCombine(*corpusApp, action);
   addInfo(*corpusApp, action);
+  addCorpusBuildCommand(*corpusApp, action);
 }
 
 } // namespace mlgo::cli

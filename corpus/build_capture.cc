@@ -1,0 +1,270 @@
+//===- corpus/build_capture.cc - a corpus from a build --------------------===//
+#include "mlgo/corpus/build_capture.h"
+
+#include "compile_entry.h"
+#include "file_util.h"
+
+#include <llvm/Support/FormatVariadic.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace mlgo::corpus {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A temporary directory removed on destruction.
+class ScratchDir {
+public:
+  static Result<ScratchDir> create() {
+    std::error_code ec;
+    fs::path base = fs::temp_directory_path(ec);
+    if (ec)
+      base = "/tmp";
+    std::string pattern = (base / "mlgo-corpus-build-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      return makeError(ErrorCode::kIo, "cannot create a temporary directory under '{}': {}",
+                       base.string(), std::generic_category().message(errno));
+    ScratchDir dir;
+    dir.path_ = pattern;
+    return dir;
+  }
+  ScratchDir() = default;
+  ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  ScratchDir& operator=(ScratchDir&&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty())
+      fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+/// `program` itself if it has a '/', else the first executable in PATH.
+Result<fs::path> findProgram(const fs::path& program) {
+  if (program.string().find('/') != std::string::npos) {
+    if (::access(program.c_str(), X_OK) == 0)
+      return fs::absolute(program);
+  } else if (const char* path = std::getenv("PATH")) {
+    std::string_view dirs(path);
+    while (!dirs.empty()) {
+      std::size_t colon = dirs.find(':');
+      fs::path candidate = fs::path(std::string(dirs.substr(0, colon))) / program;
+      if (::access(candidate.c_str(), X_OK) == 0)
+        return candidate;
+      dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    }
+  }
+  return makeError(ErrorCode::kNotFound, "program '{}' not found (or not executable)",
+                   program.string());
+}
+
+std::string shellQuote(std::string_view word) {
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
+  }
+  return quoted + "'";
+}
+
+/// The wrapper script for `compiler` (see the file comment of the header).
+std::string wrapperScript(const fs::path& compiler, const fs::path& logDir, bool thinLto) {
+  std::string cc = shellQuote(compiler.string());
+  std::string compileFlags = thinLto ? "-flto=thin" : "-Xclang -fembed-bitcode=all";
+  std::string linkFlags = thinLto ? "-flto=thin -fuse-ld=lld -Wl,--save-temps=import "
+                                    "-Wl,--thinlto-emit-index-files"
+                                  : "";
+  return fmt::format(R"(#!/bin/sh
+# Written by mlgo-env corpus build: records each compile, adds the corpus flags.
+c=0; other=0
+for a in "$@"; do
+  case "$a" in
+    -c) c=1 ;;
+    -E|-S|-M|-MM|-fsyntax-only) other=1 ;;
+  esac
+done
+if [ "$c" = 1 ] && [ "$other" = 0 ]; then
+  f=$(mktemp {log}/compile.XXXXXXXXXX) && printf '%s\0' "$PWD" {cc} "$@" > "$f"
+  exec {cc} {compile} "$@"
+fi
+if [ "$c" = 0 ] && [ "$other" = 0 ]; then
+  exec {cc} {link} "$@"
+fi
+exec {cc} "$@"
+)",
+                     fmt::arg("log", shellQuote(logDir.string())), fmt::arg("cc", cc),
+                     fmt::arg("compile", compileFlags), fmt::arg("link", linkFlags));
+}
+
+Status writeWrapper(const fs::path& path, const std::string& script) {
+  MLGO_TRY(detail::writeFileAtomic(path, script));
+  if (::chmod(path.c_str(), 0755) != 0)
+    return makeError(ErrorCode::kIo, "cannot make '{}' executable: {}", path.string(),
+                     std::generic_category().message(errno));
+  return Status::success();
+}
+
+/// Runs `command` with CC/CXX replaced; returns its exit code (128 + signal
+/// when killed).
+Result<int> runBuild(const std::vector<std::string>& command, const fs::path& cc,
+                     const fs::path& cxx) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    if (!entry.starts_with("CC=") && !entry.starts_with("CXX="))
+      env.emplace_back(entry);
+  }
+  env.push_back("CC=" + cc.string());
+  env.push_back("CXX=" + cxx.string());
+  std::vector<char*> envp, argv;
+  for (std::string& e : env)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = command;
+  for (std::string& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); rc != 0)
+    return makeError(rc == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
+                     "cannot run the build command '{}': {}", command.front(),
+                     std::generic_category().message(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return makeError(ErrorCode::kIo, "waiting for the build failed: {}",
+                       std::generic_category().message(errno));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// The source a recorded compile reads (last source-looking argument), or "".
+fs::path sourceOf(const std::vector<std::string>& args, const fs::path& directory) {
+  static constexpr std::string_view kExtensions[] = {".c",  ".cc", ".cpp", ".cxx", ".c++", ".C",
+                                                     ".m",  ".mm", ".i",   ".ii",  ".s",   ".S"};
+  for (std::size_t i = args.size(); i-- > 1;) {
+    if (args[i].starts_with("-"))
+      continue;
+    std::string ext = fs::path(args[i]).extension().string();
+    if (std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions))
+      return directory / args[i];
+  }
+  return {};
+}
+
+struct Records {
+  llvm::json::Array entries;
+  std::size_t vanished = 0;
+};
+
+/// Reads every record under `logDir` into database entries, sorted.
+Result<Records> readRecords(const fs::path& logDir) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> compiles; // (dir, args)
+  Records records;
+  std::error_code ec;
+  for (const fs::directory_entry& file : fs::directory_iterator(logDir, ec)) {
+    Result<std::string> text = detail::readFile(file.path(), "compile record");
+    MLGO_TRY(text);
+    std::vector<std::string> fields;
+    for (std::size_t start = 0; start < text->size();) {
+      std::size_t end = text->find('\0', start);
+      if (end == std::string::npos)
+        break; // a record cut short (its compile was interrupted): ignore the tail
+      fields.push_back(text->substr(start, end - start));
+      start = end + 1;
+    }
+    if (fields.size() < 3)
+      continue;
+    std::string directory = std::move(fields.front());
+    fields.erase(fields.begin());
+    fs::path source = sourceOf(fields, directory);
+    if (!source.empty() && !fs::exists(source, ec)) {
+      ++records.vanished;
+      continue;
+    }
+    compiles.emplace_back(std::move(directory), std::move(fields));
+  }
+  if (ec)
+    return makeError(ErrorCode::kIo, "cannot list the compile records in '{}': {}",
+                     logDir.string(), ec.message());
+  std::sort(compiles.begin(), compiles.end());
+  for (auto& [directory, args] : compiles) {
+    llvm::json::Array arguments;
+    for (std::string& a : args)
+      arguments.push_back(std::move(a));
+    records.entries.push_back(
+        llvm::json::Object{{"directory", directory}, {"arguments", std::move(arguments)}});
+  }
+  return records;
+}
+
+Status writeDatabase(const fs::path& path, llvm::json::Array entries) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(entries))) << "\n";
+  out.flush();
+  return detail::writeFileAtomic(path, text);
+}
+
+} // namespace
+
+Result<BuildCaptureSummary> captureBuild(const BuildCaptureOptions& options) {
+  if (options.command.empty())
+    return makeError(ErrorCode::kInvalidArgument, "no build command given (put it after --)");
+  Result<fs::path> cc = findProgram(options.cc);
+  MLGO_TRY(cc);
+  Result<fs::path> cxx = findProgram(options.cxx);
+  MLGO_TRY(cxx);
+  Result<ScratchDir> scratch = ScratchDir::create();
+  MLGO_TRY(scratch);
+  fs::path logDir = scratch->path() / "records";
+  std::error_code ec;
+  fs::create_directories(logDir, ec);
+  if (ec)
+    return makeError(ErrorCode::kIo, "cannot create '{}': {}", logDir.string(), ec.message());
+  bool thinLto = options.extract.thinLto == ThinLtoBuild::kLocal;
+  fs::path ccWrapper = scratch->path() / "cc", cxxWrapper = scratch->path() / "c++";
+  MLGO_TRY(writeWrapper(ccWrapper, wrapperScript(*cc, logDir, thinLto)));
+  MLGO_TRY(writeWrapper(cxxWrapper, wrapperScript(*cxx, logDir, thinLto)));
+
+  BuildCaptureSummary summary;
+  Result<int> exitCode = runBuild(options.command, ccWrapper, cxxWrapper);
+  MLGO_TRY(exitCode);
+  summary.buildExitCode = *exitCode;
+  Result<Records> records = readRecords(logDir);
+  MLGO_TRY(records);
+  summary.compiles = records->entries.size();
+  summary.vanished = records->vanished;
+
+  fs::create_directories(options.extract.outputDir, ec);
+  summary.database = options.extract.outputDir / "compile_commands.json";
+  MLGO_TRY(writeDatabase(summary.database, std::move(records->entries)));
+  ExtractOptions extract = options.extract;
+  extract.input = summary.database;
+  extract.inputType = InputType::kJson;
+  Result<ExtractSummary> extracted = extractCorpus(extract);
+  MLGO_TRY(extracted);
+  summary.extract = std::move(*extracted);
+  return summary;
+}
+
+} // namespace mlgo::corpus
