@@ -67,9 +67,11 @@ Status expandInto(std::vector<std::string>& out, std::vector<std::string> args,
                        "response file '{}' is nested more than {} levels deep (does it include "
                        "itself?)",
                        arg.substr(1), kMaxResponseFileDepth);
-    fs::path path = directory / arg.substr(1);
+    fs::path path = (directory / arg.substr(1)).lexically_normal();
     Result<std::string> contents = readFile(path, "response file");
     MLGO_TRY(contents);
+    // Like clang-22's driver: nested response files are relative to the
+    // working directory too, not to the file naming them.
     MLGO_TRY(expandInto(out, splitShellWords(*contents), directory, depth + 1));
   }
   return Status::success();

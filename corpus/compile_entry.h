@@ -7,7 +7,8 @@
 ///  - the command comes from `arguments` (an array) or `command` (one string,
 ///    split as POSIX sh splits words: quotes and backslashes, no expansions);
 ///  - `@file` arguments are response files, read relative to the entry's
-///    `directory` and split the same way, recursively (at most
+///    `directory` (nested ones too, as clang-22's driver reads them) and
+///    split the same way, recursively (at most
 ///    kMaxResponseFileDepth levels; a file including itself is an error);
 ///  - the object is the value of `-o` (`-o x`, `-ox`, `--output=x`), else the
 ///    entry's optional `output` key, else - for a `-c` compile - what clang
@@ -56,7 +57,7 @@ struct CompileEntry {
 std::vector<std::string> splitShellWords(std::string_view command);
 
 /// Replaces every `@file` argument of `args` by the words of that file,
-/// relative to `directory`, recursively. kNotFound/kIo naming the file when
+/// relative to `directory` (nested ones too), recursively. kNotFound/kIo naming the file when
 /// one cannot be read; kInvalidArgument when nesting exceeds
 /// kMaxResponseFileDepth (which also catches a file including itself).
 /// An `@` alone is kept as an argument.
