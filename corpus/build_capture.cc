@@ -197,7 +197,8 @@ Result<Records> readRecords(const fs::path& logDir) {
     std::string directory = std::move(fields.front());
     fields.erase(fields.begin());
     fs::path source = sourceOf(fields, directory);
-    if (!source.empty() && !fs::exists(source, ec)) {
+    std::error_code gone;
+    if (!fs::is_directory(directory, gone) || (!source.empty() && !fs::exists(source, gone))) {
       ++records.vanished;
       continue;
     }

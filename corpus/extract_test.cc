@@ -164,6 +164,14 @@ TEST_F(ExtractTest, WholeRunErrors) {
   EXPECT_EQ(regex.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_THAT(regex.error().message(), HasSubstr("--cmd_filter"));
 
+  ExtractOptions thinFilter = options("x");
+  thinFilter.thinLto = ThinLtoBuild::kLocal;
+  thinFilter.cmdFilter = "-O2";
+  Result<ExtractSummary> thin = extractCorpus(thinFilter);
+  ASSERT_FALSE(thin.ok());
+  EXPECT_EQ(thin.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(thin.error().message(), HasSubstr("--thinlto_build=local"));
+
   ExtractOptions missing = options("x");
   missing.input = *dir_ / "nope.json";
   Result<ExtractSummary> noInput = extractCorpus(missing);

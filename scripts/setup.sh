@@ -9,6 +9,7 @@ build="${MLGO_BUILD_DIR:-$here/build}"
 
 packages=(
   clang-22 llvm-22 llvm-22-dev libclang-rt-22-dev   # the compiler we drive, LLVM libraries, sanitizer/fuzzer runtimes
+  lld-22 make                                       # ThinLTO corpora (lld's index files); corpus build tests
   zlib1g-dev libzstd-dev libxml2-dev libedit-dev libffi-dev libcurl4-openssl-dev  # what LLVM's CMake config links
   cmake ninja-build pkg-config
   libboost-dev libboost-filesystem-dev libfmt-dev libcli11-dev

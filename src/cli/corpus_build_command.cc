@@ -54,7 +54,8 @@ int runBuild(const BuildOptions& opts) {
     return corpusFail(summary.error());
   fmt::print("recorded {} compiles into {}", summary->compiles, summary->database.string());
   if (summary->vanished)
-    fmt::print(" ({} more compiled sources that no longer exist, e.g. configure checks, left out)",
+    fmt::print(" (left out: {} compiles whose source or directory is gone, e.g. configure "
+               "checks)",
                summary->vanished);
   fmt::print("\n");
   printExtractSummary(summary->extract, extract);

@@ -14,8 +14,9 @@
 /// -Wl,--thinlto-emit-index-files`. Anything else passes through unchanged.
 ///
 /// After the build, the records become `<output>/compile_commands.json`
-/// (one entry per compile, sorted), minus compiles whose source no longer
-/// exists (configure-time checks), and extractCorpus runs on it with the
+/// (one entry per compile, sorted), minus compiles whose source or working
+/// directory no longer exists (configure-time checks, e.g. CMake's
+/// TryCompile scratch directories), and extractCorpus runs on it with the
 /// given options. The build's own output goes to this process's
 /// stdout/stderr.
 ///
@@ -56,7 +57,7 @@ struct BuildCaptureOptions {
 struct BuildCaptureSummary {
   int buildExitCode = 0;        ///< 0 when the build succeeded.
   std::size_t compiles = 0;     ///< Compiles recorded (and in the database).
-  std::size_t vanished = 0;     ///< Compiles dropped: their source is gone.
+  std::size_t vanished = 0;     ///< Compiles dropped: their source or directory is gone.
   std::filesystem::path database;
   ExtractSummary extract;
 };
