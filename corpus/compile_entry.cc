@@ -123,7 +123,7 @@ std::optional<fs::path> objectOutput(const std::vector<std::string>& args,
       return resolve(args[i + 1]);
     if (a.starts_with("--output="))
       return resolve(a.substr(9));
-    if (a.size() > 2 && a.starts_with("-o") && a != "-objcmt-migrate-all")
+    if (a.size() > 2 && a.starts_with("-o") && !a.starts_with("-objcmt") && a != "-object")
       return resolve(a.substr(2));
   }
   if (!output.empty())

@@ -30,6 +30,7 @@ TEST(ObjectOutput, FollowsClang) {
   EXPECT_EQ(out({"cc", "-c", "x.c", "-o", "o/x.o"}), fs::path("/b/o/x.o"));
   EXPECT_EQ(out({"cc", "-c", "x.c", "-oy.o"}), fs::path("/b/y.o"));
   EXPECT_EQ(out({"cc", "-c", "x.c", "--output=/z/y.o"}), fs::path("/z/y.o"));
+  EXPECT_EQ(out({"cc", "-objcmt-migrate-literals", "-c", "x.c"}), fs::path("/b/x.o"));
   // No -o: the `output` key, else the source's stem + .o in the directory.
   EXPECT_EQ(out({"cc", "-c", "src/x.c"}, "k.o"), fs::path("/b/k.o"));
   EXPECT_EQ(out({"cc", "-c", "src/lib.cpp"}), fs::path("/b/lib.o"));

@@ -13,7 +13,8 @@
 ///   thin     a ThinLTO build linked by lld-22 with --save-temps=import and
 ///            --thinlto-emit-index-files, extracted with --thinlto_build=local.
 /// Bad inputs: missing objects, objects without .llvmbc, a ThinLTO module
-/// without its index, overrides with "<UNSPECIFIED>".
+/// without its index, overrides with "<UNSPECIFIED>". Each test builds only
+/// the layouts it uses (ctest runs every test in its own process).
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/corpus/command_line.h"
@@ -109,14 +110,26 @@ protected:
     dir_ = new TempDir();
     layouts_ = new std::map<std::string, Layout>();
     writeProject();
-    if (!buildCmake() || !buildAbsolute() || !buildResponseFiles() || !buildThinLto())
-      return;
   }
   static void TearDownTestSuite() {
     delete layouts_;
     delete dir_;
   }
-  void SetUp() override { ASSERT_TRUE(setupError_->empty()) << *setupError_; }
+  /// Builds and extracts `name` on first use (each test builds only the
+  /// layouts it needs); false with setupError_ set when that fails.
+  static bool ensure(const std::string& name) {
+    if (layouts_->contains(name))
+      return true;
+    if (!setupError_->empty())
+      return false;
+    if (name == "cmake")
+      return buildCmake();
+    if (name == "abs")
+      return buildAbsolute();
+    if (name == "rsp")
+      return buildResponseFiles();
+    return buildThinLto();
+  }
 
   static fs::path proj() { return *dir_ / "proj"; }
 
@@ -265,6 +278,8 @@ add_executable(cxxprog src/app.cpp src/geom.cpp)
     return extract("thin", options, {});
   }
 
+  /// The extracted layout; fails the test (throws from at()) if it was not
+  /// built - tests ASSERT_TRUE(ensure(name)) first.
   static const Layout& layout(const std::string& name) { return layouts_->at(name); }
 
   static std::set<std::string> moduleNames(const std::string& layoutName) {
@@ -306,6 +321,7 @@ std::map<std::string, Layout>* CorpusLayouts::layouts_ = nullptr;
 std::string* CorpusLayouts::setupError_ = new std::string();
 
 TEST_F(CorpusLayouts, CMakeDatabaseNamesObjectsInsideTheBuildDirectory) {
+  ASSERT_TRUE(ensure("cmake")) << *setupError_;
   EXPECT_THAT(moduleNames("cmake"),
               UnorderedElementsAre("CMakeFiles/cprog.dir/src/main.c.o",
                                    "CMakeFiles/cprog.dir/src/list.c.o",
@@ -318,6 +334,7 @@ TEST_F(CorpusLayouts, CMakeDatabaseNamesObjectsInsideTheBuildDirectory) {
 }
 
 TEST_F(CorpusLayouts, AbsoluteOutputsAreNamedRelativeToTheirCommonRoot) {
+  ASSERT_TRUE(ensure("abs")) << *setupError_;
   EXPECT_THAT(moduleNames("abs"), UnorderedElementsAre("c/main.o", "c/list.o", "c/util/strutil.o",
                                                        "cxx/app.o", "cxx/geom.o"));
   const ExtractSummary& summary = layout("abs").summary;
@@ -328,12 +345,14 @@ TEST_F(CorpusLayouts, AbsoluteOutputsAreNamedRelativeToTheirCommonRoot) {
 }
 
 TEST_F(CorpusLayouts, ResponseFilesAndMissingOutputs) {
+  ASSERT_TRUE(ensure("rsp")) << *setupError_;
   EXPECT_THAT(moduleNames("rsp"), UnorderedElementsAre("main.o", "sub/list.o", "geom.o"));
   EXPECT_TRUE(layout("rsp").summary.skipped.empty());
   expectRecompileReproducesText("rsp");
 }
 
 TEST_F(CorpusLayouts, ThinLtoLocalPairsEachModuleWithItsIndex) {
+  ASSERT_TRUE(ensure("thin")) << *setupError_;
   Result<Corpus> corpus = Corpus::open(layout("thin").corpus);
   ASSERT_TRUE(corpus.ok()) << corpus.error().message();
   EXPECT_TRUE(corpus->hasThinLto());
@@ -389,14 +408,17 @@ void expectDefaultInliningScoresZero(const fs::path& corpus, const fs::path& scr
 }
 
 TEST_F(CorpusLayouts, DefaultInliningScoresZeroOnAnOrdinaryCorpus) {
+  ASSERT_TRUE(ensure("abs")) << *setupError_;
   expectDefaultInliningScoresZero(layout("abs").corpus, *dir_ / "env-abs");
 }
 
 TEST_F(CorpusLayouts, DefaultInliningScoresZeroOnAThinLtoCorpus) {
+  ASSERT_TRUE(ensure("thin")) << *setupError_;
   expectDefaultInliningScoresZero(layout("thin").corpus, *dir_ / "env-thin");
 }
 
 TEST_F(CorpusLayouts, BadObjectsAreListedAndTheRestExtracted) {
+  ASSERT_TRUE(ensure("abs")) << *setupError_;
   fs::path bad = *dir_ / "bad";
   if (!sh(proj(), fmt::format("mkdir -p {0} && {1} -Oz -Iinclude -c src/list.c -o {0}/plain.o",
                               quote(bad.string()), compiler(false))))
@@ -423,6 +445,7 @@ TEST_F(CorpusLayouts, BadObjectsAreListedAndTheRestExtracted) {
 }
 
 TEST_F(CorpusLayouts, ThinLtoModulesWithoutTheirFilesAreListed) {
+  ASSERT_TRUE(ensure("thin")) << *setupError_;
   fs::path thin = *dir_ / "thin", bad = *dir_ / "thin-bad";
   fs::create_directories(bad);
   for (const char* file : {"main.o", "main.o.3.import.bc", "main.o.thinlto.bc", "list.o",

@@ -88,8 +88,8 @@ enum class ThinLtoBuild {
 };
 
 enum class InputType {
-  kJson,      ///< A compile_commands.json; objects are each entry's `-o`.
-  kDirectory, ///< Every `*.o` under a directory (recursively).
+  kJson,      ///< A compile_commands.json; objects are what its entries write.
+  kDirectory, ///< Every `*.o` (kLocal: `*.3.import.bc`) under a directory.
 };
 
 struct ExtractOptions {
@@ -128,11 +128,18 @@ using ExtractProgress = std::function<void(std::size_t done, std::size_t total)>
 
 /// Extracts every object named by `options.input` into `options.outputDir`
 /// (created if needed) and writes corpus_description.json listing the
-/// extracted modules (has_thinlto true for kLocal). Bad objects are skipped and listed
-/// in the summary. Fails only for problems with the whole run: unreadable or
-/// malformed input (kNotFound/kIo/kParse naming it), an invalid regex
-/// (kInvalidArgument), an output directory that cannot be created or the
-/// description not written (kIo). Objects are processed by a pool of
+/// extracted modules (has_thinlto true for kLocal, with `commandOverride`
+/// as global_command_override). Bad objects are skipped and listed in the
+/// summary. Which objects: with kDirectory input every `*.o` file, or for
+/// kLocal every `*.3.import.bc` (the object is the name without the
+/// suffix); with kJson input see compile_entry.h. Without `objBaseDir`, an
+/// object inside its entry's `directory` is named relative to it, the
+/// others relative to their common root (reported in `notes`).
+/// Fails only for problems with the whole run: unreadable or malformed input
+/// (kNotFound/kIo/kParse naming it), an invalid regex, --cmd_filter with
+/// kLocal (no command to filter on) or an override containing
+/// "<UNSPECIFIED>" (kInvalidArgument), an output directory that cannot be
+/// created or the description not written (kIo). Objects are processed by a pool of
 /// `numWorkers` threads; the output files of one module are each written
 /// atomically (temporary file + rename).
 Result<ExtractSummary> extractCorpus(const ExtractOptions& options,
