@@ -5,7 +5,8 @@
 /// and checks the module names, that recompiling each module reproduces its
 /// original object's executable sections byte for byte (not for ThinLTO,
 /// whose objects are bitcode), and that default-policy inlining episodes at
-/// -Oz score reward 0 on an ordinary and a ThinLTO corpus. Layouts:
+/// -Oz score reward 0 on an ordinary and a ThinLTO corpus (where both
+/// register allocation problems also run). Layouts:
 ///   cmake    a CMake + Ninja build's compile_commands.json;
 ///   abs      `command` strings run in the source tree writing objects to
 ///            absolute paths elsewhere;
@@ -29,6 +30,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -415,6 +417,35 @@ TEST_F(CorpusLayouts, DefaultInliningScoresZeroOnAnOrdinaryCorpus) {
 TEST_F(CorpusLayouts, DefaultInliningScoresZeroOnAThinLtoCorpus) {
   ASSERT_TRUE(ensure("thin")) << *setupError_;
   expectDefaultInliningScoresZero(layout("thin").corpus, *dir_ / "env-thin");
+}
+
+TEST_F(CorpusLayouts, RegisterAllocationEpisodesRunOnAThinLtoCorpus) {
+  ASSERT_TRUE(ensure("thin")) << *setupError_;
+  for (const char* problem : {"regalloc", "regalloc-priority"}) {
+    env::EnvironmentOptions options;
+    options.problem = problem;
+    options.corpus = layout("thin").corpus;
+    options.clang = MLGO_CLANG;
+    options.useDiskCache = false;
+    options.jobs = 2;
+    auto env = env::Environment::create(options);
+    ASSERT_TRUE(env.ok()) << env.error().message();
+    std::size_t observations = 0;
+    for (const char* module : {"list.o", "geom.o"}) {
+      auto reset = (*env)->reset({module, std::nullopt, {}});
+      ASSERT_TRUE(reset.ok()) << problem << " " << module << ": " << reset.error().message();
+      env::StepResult step = reset->step;
+      while (!step.terminated && !step.truncated) {
+        ASSERT_TRUE(step.fallbackAction);
+        ASSERT_TRUE((*env)->step(reset->episode, *step.fallbackAction, step).ok());
+      }
+      ASSERT_TRUE(step.summary) << problem << " " << module;
+      EXPECT_TRUE(std::isfinite(step.reward)) << problem << " " << module;
+      observations += step.summary->observations;
+    }
+    if (std::string_view(problem) == "regalloc-priority")
+      EXPECT_GT(observations, 0u); // every live range asks for a priority
+  }
 }
 
 TEST_F(CorpusLayouts, BadObjectsAreListedAndTheRestExtracted) {
