@@ -159,8 +159,8 @@ Result<int> runBuild(const std::vector<std::string>& command, const fs::path& cc
 
 /// The source a recorded compile reads (last source-looking argument), or "".
 fs::path sourceOf(const std::vector<std::string>& args, const fs::path& directory) {
-  static constexpr std::string_view kExtensions[] = {".c",  ".cc", ".cpp", ".cxx", ".c++", ".C",
-                                                     ".m",  ".mm", ".i",   ".ii",  ".s",   ".S"};
+  static constexpr std::string_view kExtensions[] = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C",
+                                                     ".m", ".mm", ".i",   ".ii",  ".s",   ".S"};
   for (std::size_t i = args.size(); i-- > 1;) {
     if (args[i].starts_with("-"))
       continue;
@@ -205,8 +205,8 @@ Result<Records> readRecords(const fs::path& logDir) {
     compiles.emplace_back(std::move(directory), std::move(fields));
   }
   if (ec)
-    return makeError(ErrorCode::kIo, "cannot list the compile records in '{}': {}",
-                     logDir.string(), ec.message());
+    return makeError(ErrorCode::kIo, "cannot list the compile records in '{}': {}", logDir.string(),
+                     ec.message());
   std::sort(compiles.begin(), compiles.end());
   for (auto& [directory, args] : compiles) {
     llvm::json::Array arguments;

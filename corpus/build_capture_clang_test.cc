@@ -24,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 using testing::writeFile;
 
 constexpr std::string_view kMakefile = R"(

@@ -79,7 +79,8 @@ Status expandInto(std::vector<std::string>& out, std::vector<std::string> args,
 
 bool isSourceFile(std::string_view arg) {
   static constexpr std::array<std::string_view, 14> kExtensions = {
-      ".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".m", ".mm", ".i", ".ii", ".s", ".S", ".ll", ".cu"};
+      ".c",  ".cc", ".cpp", ".cxx", ".c++", ".C",  ".m",
+      ".mm", ".i",  ".ii",  ".s",   ".S",   ".ll", ".cu"};
   std::string ext = fs::path(arg).extension().string();
   return !arg.starts_with("-") &&
          std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
@@ -190,7 +191,8 @@ Result<CompileEntry> parseEntry(const llvm::json::Value& value, std::size_t inde
   entry.file = file;
   fs::path shown = file.empty() ? fs::path(where) : entry.directory / file;
 
-  Result<std::vector<std::string>> expanded = expandResponseFiles(std::move(*args), entry.directory);
+  Result<std::vector<std::string>> expanded =
+      expandResponseFiles(std::move(*args), entry.directory);
   if (!expanded) {
     entry.issue = ObjectIssue{shown, ObjectProblem::kBadResponseFile,
                               fmt::format("{}: {}", where, expanded.error().message())};

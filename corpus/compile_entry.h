@@ -41,10 +41,10 @@ inline constexpr int kMaxResponseFileDepth = 16;
 
 /// One entry of a compilation database.
 struct CompileEntry {
-  std::size_t index = 0;            ///< Position in the database.
-  std::filesystem::path directory;  ///< The entry's `directory`, absolute, normalised.
-  std::filesystem::path file;       ///< The entry's `file` (may be empty).
-  std::vector<std::string> args;    ///< Command words, response files expanded.
+  std::size_t index = 0;           ///< Position in the database.
+  std::filesystem::path directory; ///< The entry's `directory`, absolute, normalised.
+  std::filesystem::path file;      ///< The entry's `file` (may be empty).
+  std::vector<std::string> args;   ///< Command words, response files expanded.
   /// The object written, absolute and normalised; unset when `issue` is set.
   std::optional<std::filesystem::path> object;
   /// Why the entry yields no object (kNoOutputInCommand, or

@@ -153,7 +153,8 @@ TEST(ObjectsFromDirectory, FindsObjectFilesRecursively) {
   ASSERT_EQ(list->jobs.size(), 2u);
   EXPECT_EQ(list->jobs[0].name, "sub/a.o");
   EXPECT_EQ(list->jobs[1].name, "z.o");
-  auto thin = detail::objectsFromDirectory(dir.path(), std::nullopt, ".3.import.bc", ".3.import.bc");
+  auto thin =
+      detail::objectsFromDirectory(dir.path(), std::nullopt, ".3.import.bc", ".3.import.bc");
   ASSERT_TRUE(thin.ok());
   ASSERT_EQ(thin->jobs.size(), 1u);
   EXPECT_EQ(thin->jobs[0].name, "sub/a.o");

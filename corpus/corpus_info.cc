@@ -22,10 +22,12 @@ namespace {
 /// Flags whose separate value names a file of the original build or the
 /// module itself: grouped as `flag …`.
 constexpr std::array<std::string_view, 12> kPerModuleValueFlags = {
-    "-main-file-name",   "-o",         "-dependency-file",         "-MT",
-    "-split-dwarf-file", "-split-dwarf-output", "-fdebug-compilation-dir",
-    "-fcoverage-compilation-dir", "-resource-dir", "-isysroot", "-coverage-notes-file",
-    "-coverage-data-file"};
+    "-main-file-name",         "-o",
+    "-dependency-file",        "-MT",
+    "-split-dwarf-file",       "-split-dwarf-output",
+    "-fdebug-compilation-dir", "-fcoverage-compilation-dir",
+    "-resource-dir",           "-isysroot",
+    "-coverage-notes-file",    "-coverage-data-file"};
 
 bool isPerModuleFlag(std::string_view flag) {
   return std::find(kPerModuleValueFlags.begin(), kPerModuleValueFlags.end(), flag) !=
@@ -65,7 +67,8 @@ bool startsWithBitcodeMagic(const fs::path& path) {
   if (!in.read(magic, sizeof magic))
     return false;
   std::string_view bytes(magic, sizeof magic);
-  return bytes == std::string_view("BC\xC0\xDE", 4) || bytes == std::string_view("\xDE\xC0\x17\x0B", 4);
+  return bytes == std::string_view("BC\xC0\xDE", 4) ||
+         bytes == std::string_view("\xDE\xC0\x17\x0B", 4);
 }
 
 /// Checks `<root>/<name><suffix>`: present, inside the root, bitcode.
@@ -102,9 +105,7 @@ void countCommand(Tally& tally, const std::vector<std::string>& args, std::size_
 /// Inspects one module, adding its problems and its command to the tally.
 void inspectModule(CorpusInfo& info, Tally& tally, const CorpusDescription& description,
                    const std::string& name) {
-  auto problem = [&](std::string message) {
-    info.problems.push_back({name, std::move(message)});
-  };
+  auto problem = [&](std::string message) { info.problems.push_back({name, std::move(message)}); };
   if (!detail::isSafeRelativeName(name))
     return problem("the name is not a plain relative path (empty, absolute, or with '.', '..' "
                    "or empty components)");
@@ -171,8 +172,7 @@ void summarise(CorpusInfo& info, Tally& tally) {
 Result<CorpusInfo> inspectCorpus(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec))
-    return makeError(ErrorCode::kNotFound, "corpus directory '{}' does not exist",
-                     root.string());
+    return makeError(ErrorCode::kNotFound, "corpus directory '{}' does not exist", root.string());
   Result<CorpusDescription> description = readDescription(root);
   MLGO_TRY(description);
   CorpusInfo info;

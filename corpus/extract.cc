@@ -50,8 +50,9 @@ fs::path withSuffix(fs::path path, std::string_view suffix) {
 }
 
 /// Writes `<outputDir>/<name><suffix>` for each (suffix, contents) pair.
-Status writeModuleFiles(const fs::path& outputDir, const std::string& name,
-                        std::initializer_list<std::pair<std::string_view, const std::string*>> files) {
+Status
+writeModuleFiles(const fs::path& outputDir, const std::string& name,
+                 std::initializer_list<std::pair<std::string_view, const std::string*>> files) {
   for (const auto& [suffix, contents] : files)
     MLGO_TRY(detail::writeFileAtomic(withSuffix(outputDir / name, suffix), *contents));
   return Status::success();
@@ -77,14 +78,16 @@ Result<std::string> readThinLtoFile(const fs::path& object, std::string_view suf
 void extractThinLto(const RunContext& run, detail::ObjectJob& job, std::uint64_t& written) {
   Result<std::string> bitcode = readThinLtoFile(job.object, kImportSuffix, "--save-temps=import");
   if (!bitcode) {
-    job.issue = ObjectIssue{job.object, ObjectProblem::kNoThinLtoBitcode, bitcode.error().message()};
+    job.issue =
+        ObjectIssue{job.object, ObjectProblem::kNoThinLtoBitcode, bitcode.error().message()};
     return;
   }
-  Result<std::string> index = readThinLtoFile(job.object, kIndexSuffix, "--thinlto-emit-index-files");
+  Result<std::string> index =
+      readThinLtoFile(job.object, kIndexSuffix, "--thinlto-emit-index-files");
   if (!index) {
-    job.issue = ObjectIssue{job.object, ObjectProblem::kNoThinLtoIndex,
-                            fmt::format("module '{}' has no ThinLTO index: {}", job.name,
-                                        index.error().message())};
+    job.issue = ObjectIssue{
+        job.object, ObjectProblem::kNoThinLtoIndex,
+        fmt::format("module '{}' has no ThinLTO index: {}", job.name, index.error().message())};
     return;
   }
   if (Status status = writeModuleFiles(run.options.outputDir, job.name,

@@ -127,7 +127,8 @@ Result<ObjectList> objectsFromDirectory(const fs::path& dir,
     std::string path = object.string();
     if (!stripSuffix.empty() && path.ends_with(stripSuffix))
       object = path.substr(0, path.size() - stripSuffix.size());
-    list.jobs.push_back(makeJob(base, absoluteNormal(object), objBaseDir ? "" : "; pass --obj_base_dir"));
+    list.jobs.push_back(
+        makeJob(base, absoluteNormal(object), objBaseDir ? "" : "; pass --obj_base_dir"));
   }
   return list;
 }
@@ -147,10 +148,10 @@ void markDuplicates(std::vector<ObjectJob>& jobs) {
       continue;
     }
     if (auto [it, fresh] = byName.emplace(job.name, i); !fresh)
-      job.issue = ObjectIssue{job.object, ObjectProblem::kDuplicate,
-                              fmt::format("'{}' gives module name '{}', already taken by '{}'",
-                                          job.object.string(), job.name,
-                                          jobs[it->second].object.string())};
+      job.issue =
+          ObjectIssue{job.object, ObjectProblem::kDuplicate,
+                      fmt::format("'{}' gives module name '{}', already taken by '{}'",
+                                  job.object.string(), job.name, jobs[it->second].object.string())};
   }
 }
 

@@ -39,8 +39,9 @@ struct ObjectList {
 /// deepest directory holding all of them, which a note reports. With
 /// `objBaseDir`, every object is named relative to it (kBadName if outside).
 /// `source` names the file in errors; kParse for a malformed database.
-Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string_view source,
-                                              const std::optional<std::filesystem::path>& objBaseDir);
+Result<ObjectList>
+objectsFromCompileCommands(std::string_view json, std::string_view source,
+                           const std::optional<std::filesystem::path>& objBaseDir);
 
 /// Every regular file under `dir` whose name ends in `suffix` (".o", or
 /// ".3.import.bc" for a ThinLTO link), sorted by path; the object is the path

@@ -39,8 +39,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 using testing::writeFile;
 
 constexpr std::string_view kListH = R"(
@@ -91,9 +91,11 @@ int main(int argc, char **) { Shape s{{{0, 0}, {double(argc), 0}, {0, twice(2.0)
 )";
 
 /// (source under proj/src, C++?) of the project.
-const std::vector<std::pair<std::string, bool>> kSources = {
-    {"main.c", false}, {"list.c", false}, {"util/strutil.c", false},
-    {"app.cpp", true}, {"geom.cpp", true}};
+const std::vector<std::pair<std::string, bool>> kSources = {{"main.c", false},
+                                                            {"list.c", false},
+                                                            {"util/strutil.c", false},
+                                                            {"app.cpp", true},
+                                                            {"geom.cpp", true}};
 
 std::string quote(const std::string& s) {
   return "'" + s + "'";
@@ -179,14 +181,16 @@ add_executable(cprog src/main.c src/list.c src/util/strutil.c)
 add_executable(cxxprog src/app.cpp src/geom.cpp)
 )");
     std::string flags = "-Oz -Xclang -fembed-bitcode=all";
-    if (!sh(dir_->path(), "cmake -S proj -B cmake-build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "
-                   "-DCMAKE_C_COMPILER=" + compiler(false) + " -DCMAKE_CXX_COMPILER=" +
-                       compiler(true) + " '-DCMAKE_C_FLAGS=" + flags + "' '-DCMAKE_CXX_FLAGS=" +
-                       flags + "' && cmake --build cmake-build"))
+    if (!sh(dir_->path(),
+            "cmake -S proj -B cmake-build -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "
+            "-DCMAKE_C_COMPILER=" +
+                compiler(false) + " -DCMAKE_CXX_COMPILER=" + compiler(true) + " '-DCMAKE_C_FLAGS=" +
+                flags + "' '-DCMAKE_CXX_FLAGS=" + flags + "' && cmake --build cmake-build"))
       return false;
     std::map<std::string, fs::path> objects;
     for (const auto& [source, cxx] : kSources) {
-      std::string name = fmt::format("CMakeFiles/{}.dir/src/{}.o", cxx ? "cxxprog" : "cprog", source);
+      std::string name =
+          fmt::format("CMakeFiles/{}.dir/src/{}.o", cxx ? "cxxprog" : "cprog", source);
       objects[name] = *dir_ / "cmake-build" / name;
     }
     ExtractOptions options;
@@ -201,8 +205,9 @@ add_executable(cxxprog src/app.cpp src/geom.cpp)
     for (const auto& [source, cxx] : kSources) {
       std::string name = (cxx ? "cxx/" : "c/") + fs::path(source).replace_extension(".o").string();
       fs::path object = *dir_ / "objs" / name;
-      std::string command = fmt::format("{} -Oz -Xclang -fembed-bitcode=all -Iinclude -c src/{} -o {}",
-                                        compiler(cxx), source, object.string());
+      std::string command =
+          fmt::format("{} -Oz -Xclang -fembed-bitcode=all -Iinclude -c src/{} -o {}", compiler(cxx),
+                      source, object.string());
       if (!sh(proj(), "mkdir -p " + quote(object.parent_path().string()) + " && " + command))
         return false;
       entries += fmt::format(R"({}{{"directory": "{}", "file": "src/{}", "command": "{}"}})",
@@ -220,8 +225,8 @@ add_executable(cxxprog src/app.cpp src/geom.cpp)
     fs::path build = *dir_ / "rsp-build";
     std::string include = "-I" + (proj() / "include").string();
     writeFile(build / "flags/common.rsp", "-Oz -Xclang -fembed-bitcode=all\n" + include);
-    writeFile(build / "flags/geom.rsp", "@flags/common.rsp -c " + (proj() / "src/geom.cpp").string() +
-                                            " -o geom.o");
+    writeFile(build / "flags/geom.rsp",
+              "@flags/common.rsp -c " + (proj() / "src/geom.cpp").string() + " -o geom.o");
     struct Entry {
       std::string name;
       std::vector<std::string> args;
@@ -257,8 +262,9 @@ add_executable(cxxprog src/app.cpp src/geom.cpp)
     std::string json, cobjs, cxxobjs;
     for (const auto& [source, cxx] : kSources) {
       fs::path object = thin / fs::path(source).filename().replace_extension(".o");
-      std::string args = fmt::format(R"("{}", "-Oz", "-flto=thin", "-Iinclude", "-c", "src/{}", "-o", "{}")",
-                                     compiler(cxx), source, object.string());
+      std::string args =
+          fmt::format(R"("{}", "-Oz", "-flto=thin", "-Iinclude", "-c", "src/{}", "-o", "{}")",
+                      compiler(cxx), source, object.string());
       if (!sh(proj(), fmt::format("mkdir -p {} && {} -Oz -flto=thin -Iinclude -c src/{} -o {}",
                                   quote(thin.string()), compiler(cxx), source, object.string())))
         return false;
@@ -325,11 +331,10 @@ std::string* CorpusLayouts::setupError_ = new std::string();
 TEST_F(CorpusLayouts, CMakeDatabaseNamesObjectsInsideTheBuildDirectory) {
   ASSERT_TRUE(ensure("cmake")) << *setupError_;
   EXPECT_THAT(moduleNames("cmake"),
-              UnorderedElementsAre("CMakeFiles/cprog.dir/src/main.c.o",
-                                   "CMakeFiles/cprog.dir/src/list.c.o",
-                                   "CMakeFiles/cprog.dir/src/util/strutil.c.o",
-                                   "CMakeFiles/cxxprog.dir/src/app.cpp.o",
-                                   "CMakeFiles/cxxprog.dir/src/geom.cpp.o"));
+              UnorderedElementsAre(
+                  "CMakeFiles/cprog.dir/src/main.c.o", "CMakeFiles/cprog.dir/src/list.c.o",
+                  "CMakeFiles/cprog.dir/src/util/strutil.c.o",
+                  "CMakeFiles/cxxprog.dir/src/app.cpp.o", "CMakeFiles/cxxprog.dir/src/geom.cpp.o"));
   EXPECT_TRUE(layout("cmake").summary.skipped.empty());
   EXPECT_TRUE(layout("cmake").summary.notes.empty());
   expectRecompileReproducesText("cmake");

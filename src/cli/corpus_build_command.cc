@@ -60,8 +60,9 @@ int runBuild(const BuildOptions& opts) {
   fmt::print("\n");
   printExtractSummary(summary->extract, extract);
   if (summary->buildExitCode != 0) {
-    fmt::print(stderr, "mlgo-env corpus: error: the build failed (exit code {}); the corpus holds "
-                       "what it compiled before failing\n",
+    fmt::print(stderr,
+               "mlgo-env corpus: error: the build failed (exit code {}); the corpus holds "
+               "what it compiled before failing\n",
                summary->buildExitCode);
     return 1;
   }

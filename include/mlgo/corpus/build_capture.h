@@ -55,9 +55,9 @@ struct BuildCaptureOptions {
 };
 
 struct BuildCaptureSummary {
-  int buildExitCode = 0;        ///< 0 when the build succeeded.
-  std::size_t compiles = 0;     ///< Compiles recorded (and in the database).
-  std::size_t vanished = 0;     ///< Compiles dropped: their source or directory is gone.
+  int buildExitCode = 0;    ///< 0 when the build succeeded.
+  std::size_t compiles = 0; ///< Compiles recorded (and in the database).
+  std::size_t vanished = 0; ///< Compiles dropped: their source or directory is gone.
   std::filesystem::path database;
   ExtractSummary extract;
 };

@@ -46,8 +46,8 @@ struct CorpusProblem {
 struct CorpusInfo {
   std::filesystem::path root;
   std::size_t modules = 0;
-  std::uint64_t bitcodeBytes = 0;     ///< Sum over the `.bc` files found.
-  std::uint64_t smallestBytes = 0;    ///< Of the `.bc` files found.
+  std::uint64_t bitcodeBytes = 0;  ///< Sum over the `.bc` files found.
+  std::uint64_t smallestBytes = 0; ///< Of the `.bc` files found.
   std::uint64_t medianBytes = 0;
   std::uint64_t largestBytes = 0;
   std::string smallestModule, largestModule;

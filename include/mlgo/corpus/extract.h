@@ -76,7 +76,7 @@ Result<EmbeddedModule> readEmbeddedModule(const std::filesystem::path& object,
 
 /// mlgo-utils' --thinlto_build.
 enum class ThinLtoBuild {
-  kNone,  ///< Objects carry `.llvmbc`/`.llvmcmd` (-Xclang -fembed-bitcode=all).
+  kNone, ///< Objects carry `.llvmbc`/`.llvmcmd` (-Xclang -fembed-bitcode=all).
   /// An lld ThinLTO link with `-Wl,--save-temps=import
   /// -Wl,--thinlto-emit-index-files` left `<object>.3.import.bc` (the module
   /// after importing) and `<object>.thinlto.bc` (its index) beside each
