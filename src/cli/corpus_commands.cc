@@ -1,7 +1,8 @@
 //===- src/cli/corpus_commands.cc - the corpus subcommands ---------------------===//
 ///
 /// \file
-/// `mlgo-env corpus extract|make|combine`, with mlgo-utils' option names.
+/// `mlgo-env corpus extract|make|combine|info`, with mlgo-utils' option names
+/// (`corpus build` lives in corpus_build_command.cc).
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
