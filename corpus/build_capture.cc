@@ -26,20 +26,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A temporary directory removed on destruction.
+constexpr std::string_view kScratchName = ".mlgo-corpus-build";
+
+/// `<output>/.mlgo-corpus-build`: the wrappers and their records, created
+/// afresh (a leftover of an interrupted run is removed) and removed on
+/// destruction.
 class ScratchDir {
 public:
-  static Result<ScratchDir> create() {
-    std::error_code ec;
-    fs::path base = fs::temp_directory_path(ec);
-    if (ec)
-      base = "/tmp";
-    std::string pattern = (base / "mlgo-corpus-build-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      return makeError(ErrorCode::kIo, "cannot create a temporary directory under '{}': {}",
-                       base.string(), std::generic_category().message(errno));
+  static Result<ScratchDir> create(const fs::path& outputDir) {
     ScratchDir dir;
-    dir.path_ = pattern;
+    fs::path path = outputDir / kScratchName;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (!ec)
+      fs::create_directories(path / "records", ec);
+    if (ec)
+      return makeError(ErrorCode::kIo, "cannot create the directory '{}': {}", path.string(),
+                       ec.message());
+    dir.path_ = fs::absolute(path, ec);
     return dir;
   }
   ScratchDir() = default;
@@ -235,13 +239,9 @@ Result<BuildCaptureSummary> captureBuild(const BuildCaptureOptions& options) {
   MLGO_TRY(cc);
   Result<fs::path> cxx = findProgram(options.cxx);
   MLGO_TRY(cxx);
-  Result<ScratchDir> scratch = ScratchDir::create();
+  Result<ScratchDir> scratch = ScratchDir::create(options.extract.outputDir);
   MLGO_TRY(scratch);
   fs::path logDir = scratch->path() / "records";
-  std::error_code ec;
-  fs::create_directories(logDir, ec);
-  if (ec)
-    return makeError(ErrorCode::kIo, "cannot create '{}': {}", logDir.string(), ec.message());
   bool thinLto = options.extract.thinLto == ThinLtoBuild::kLocal;
   fs::path ccWrapper = scratch->path() / "cc", cxxWrapper = scratch->path() / "c++";
   MLGO_TRY(writeWrapper(ccWrapper, wrapperScript(*cc, logDir, thinLto)));
@@ -256,7 +256,6 @@ Result<BuildCaptureSummary> captureBuild(const BuildCaptureOptions& options) {
   summary.compiles = records->entries.size();
   summary.vanished = records->vanished;
 
-  fs::create_directories(options.extract.outputDir, ec);
   summary.database = options.extract.outputDir / "compile_commands.json";
   MLGO_TRY(writeDatabase(summary.database, std::move(records->entries)));
   ExtractOptions extract = options.extract;

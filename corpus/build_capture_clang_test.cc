@@ -74,8 +74,10 @@ Result<BuildCaptureSummary> capture(const fs::path& dir, const std::string& targ
 TEST(CaptureBuild, ExtractsEveryCompileOfAMakefileProject) {
   TempDir dir;
   writeProject(dir.path());
+  writeFile(dir / "corpus/.mlgo-corpus-build/records/stale", "left by an interrupted run");
   Result<BuildCaptureSummary> summary = capture(dir.path(), "all");
   ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_FALSE(fs::exists(dir / "corpus/.mlgo-corpus-build")); // wrappers and records gone
   EXPECT_EQ(summary->buildExitCode, 0);
   EXPECT_EQ(summary->compiles, 3u);
   EXPECT_TRUE(fs::exists(summary->database));

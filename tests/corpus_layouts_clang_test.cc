@@ -20,7 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CorpusLayouts;
 using ::testing::HasSubstr;
-using testing::Layout;
 using testing::quote;
 using testing::TempDir;
 using ::testing::UnorderedElementsAre;

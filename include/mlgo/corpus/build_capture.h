@@ -5,7 +5,9 @@
 /// `CXX` pointing at two small wrapper scripts, then extracts a corpus from
 /// what it compiled.
 ///
-/// The wrappers (POSIX sh, in a temporary directory removed afterwards) run
+/// The wrappers (POSIX sh, in `<output>/.mlgo-corpus-build/`, removed
+/// afterwards; one interrupted with the build is removed by the next run
+/// into the same output directory) run
 /// the real compilers. For a compile to an object (`-c`, and none of `-E`,
 /// `-S`, `-M`, `-MM`, `-fsyntax-only`) they record the working directory and
 /// the arguments as given, then add `-Xclang -fembed-bitcode=all`, or for
@@ -20,8 +22,8 @@
 /// given options. The build's own output goes to this process's
 /// stdout/stderr.
 ///
-/// Bounds and limits: the build sees CC/CXX in its environment only, so a
-/// CMake build directory configured before keeps its compilers (configure a
+/// Bounds and limits: one capture per output directory at a time; the build sees CC/CXX in its
+/// environment only, so a CMake build directory configured before keeps its compilers (configure a
 /// fresh one inside the command); objects the build deletes or moves (e.g.
 /// into archives, removing them) cannot be extracted and are reported as
 /// missing; with ThinLTO, objects linked from archives are named by lld in a
