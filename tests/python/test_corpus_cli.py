@@ -1,0 +1,95 @@
+"""The corpus commands as a user runs them (run by ctest).
+
+`mlgo-env corpus build -- make` on a two-file Makefile project, then
+`corpus info` (exit 0, ThinLTO no, -Oz in use), `corpus extract` of the
+recorded database with absolute outputs (the note names the root), and
+`corpus info` on a broken corpus (exit 2, each problem listed).
+
+Needs MLGO_ENV (the mlgo-env executable) and clang-22 in PATH.
+"""
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+MLGO_ENV = os.environ.get("MLGO_ENV", "")
+
+MAKEFILE = """\
+prog: obj/a.o obj/b.o
+\t$(CC) $^ -o $@
+obj/%.o: src/%.c
+\t@mkdir -p obj
+\t$(CC) -Oz -c $< -o $@
+"""
+
+
+def run(*args, cwd=None):
+    return subprocess.run([MLGO_ENV, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+class CorpusCli(unittest.TestCase):
+    def setUp(self):
+        self.assertTrue(MLGO_ENV, "set MLGO_ENV to the mlgo-env executable")
+        self.tmp = tempfile.TemporaryDirectory(prefix="mlgo-corpus-cli-")
+        self.dir = pathlib.Path(self.tmp.name)
+        (self.dir / "src").mkdir()
+        (self.dir / "Makefile").write_text(MAKEFILE)
+        (self.dir / "src/a.c").write_text(
+            "int helper(int);\nstatic int sq(int x) { return x * x; }\n"
+            "int main(int c, char **v) { (void)v; return helper(c) + sq(c); }\n")
+        (self.dir / "src/b.c").write_text("int helper(int x) { return x + 1; }\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_build_then_info_then_extract_elsewhere(self):
+        out = run("corpus", "build", "--output_dir=corpus", "--", "make", "-s", cwd=self.dir)
+        self.assertEqual(out.returncode, 0, out.stderr + out.stdout)
+        self.assertIn("recorded 2 compiles", out.stdout)
+        self.assertIn("extracted 2 of 2 objects", out.stdout)
+
+        info = run("corpus", "info", str(self.dir / "corpus"))
+        self.assertEqual(info.returncode, 0, info.stdout)
+        self.assertIn("modules: 2", info.stdout)
+        self.assertIn("ThinLTO: no", info.stdout)
+        self.assertIn("optimisation levels: -Oz (2)", info.stdout)
+        self.assertIn("problems: none", info.stdout)
+
+        # The same compiles seen from another directory: absolute outputs.
+        entries = json.loads((self.dir / "corpus/compile_commands.json").read_text())
+        for entry in entries:
+            args = entry["arguments"]
+            at = args.index("-o")
+            args[at + 1] = str(self.dir / args[at + 1])
+            entry["directory"] = str(self.dir / "src")
+        (self.dir / "abs.json").write_text(json.dumps(entries))
+        out = run("corpus", "extract", f"--input={self.dir / 'abs.json'}",
+                  f"--output_dir={self.dir / 'abs'}")
+        self.assertEqual(out.returncode, 0, out.stderr + out.stdout)
+        self.assertIn(f"common root {self.dir / 'obj'}", out.stdout)
+        names = json.loads((self.dir / "abs/corpus_description.json").read_text())["modules"]
+        self.assertEqual(sorted(names), ["a.o", "b.o"])
+
+    def test_info_lists_every_problem(self):
+        corpus = self.dir / "broken"
+        corpus.mkdir()
+        (corpus / "corpus_description.json").write_text(json.dumps(
+            {"modules": ["a.o", "b.o"], "has_thinlto": True,
+             "global_command_override": ["<UNSPECIFIED>"]}))
+        (corpus / "a.o.bc").write_bytes(b"BC\xc0\xdemore")
+        info = run("corpus", "info", str(corpus))
+        self.assertEqual(info.returncode, 2, info.stdout + info.stderr)
+        self.assertIn("ThinLTO: yes", info.stdout)
+        self.assertIn("problems (4):", info.stdout)
+        self.assertIn("a.o: ThinLTO index", info.stdout)
+        self.assertIn("b.o: bitcode", info.stdout)
+        self.assertIn("placeholder", info.stdout)
+        missing = run("corpus", "info", str(self.dir / "nope"))
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("does not exist", missing.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
