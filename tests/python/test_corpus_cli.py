@@ -3,7 +3,8 @@
 `mlgo-env corpus build -- make` on a two-file Makefile project, then
 `corpus info` (exit 0, ThinLTO no, -Oz in use), `corpus extract` of the
 recorded database with absolute outputs (the note names the root), and
-`corpus info` on a broken corpus (exit 2, each problem listed).
+`corpus info` on a broken corpus (exit 2, each problem listed); a ThinLTO
+`corpus build` (lld-22) traced for each of the three problems.
 
 Needs MLGO_ENV (the mlgo-env executable) and clang-22 in PATH.
 """
@@ -71,6 +72,24 @@ class CorpusCli(unittest.TestCase):
         self.assertIn(f"common root {self.dir / 'obj'}", out.stdout)
         names = json.loads((self.dir / "abs/corpus_description.json").read_text())["modules"]
         self.assertEqual(sorted(names), ["a.o", "b.o"])
+
+    def test_thinlto_build_then_trace_every_problem(self):
+        out = run("corpus", "build", "--output_dir=corpus", "--thinlto_build=local",
+                  "--cmd_override=-Oz -c", "--", "make", "-s", cwd=self.dir)
+        self.assertEqual(out.returncode, 0, out.stderr + out.stdout)
+        self.assertIn("extracted 2 of 2 objects", out.stdout)
+        info = run("corpus", "info", str(self.dir / "corpus"))
+        self.assertEqual(info.returncode, 0, info.stdout)
+        self.assertIn("ThinLTO: yes", info.stdout)
+        self.assertIn("global_command_override for every module: -Oz -c", info.stdout)
+        for problem in ("inlining", "regalloc", "regalloc-priority"):
+            trace = self.dir / f"{problem}.log"
+            out = run("trace", f"--problem={problem}", f"--corpus={self.dir / 'corpus'}",
+                      "--jobs=2", "--no-disk-cache", f"--output={trace}")
+            self.assertEqual(out.returncode, 0, problem + out.stderr + out.stdout)
+            self.assertIn("2 done", out.stdout + out.stderr, problem)
+            self.assertIn("0 failed", out.stdout + out.stderr, problem)
+            self.assertTrue(trace.exists(), problem)
 
     def test_info_lists_every_problem(self):
         corpus = self.dir / "broken"
