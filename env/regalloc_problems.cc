@@ -9,10 +9,15 @@
 ///    makes it ask forever. So every action is checked against the mask.
 ///  - regalloc-priority: the priority of a live range in the allocation
 ///    queue, as a float clang truncates to an unsigned integer.
-/// clang does not expose its default decision for either.
+/// Stock clang does not expose its default decision for either. For
+/// eviction the host emulates it (regalloc_default_policy.h) unless the
+/// clang offers `-regalloc-evict-interactive-include-default`; the default
+/// decision is also the fallback that finishes truncated episodes.
 ///
 //===----------------------------------------------------------------------===//
 #include "problems_impl.h"
+
+#include "mlgo/env/regalloc_default_policy.h"
 
 #include <cmath>
 
@@ -20,6 +25,16 @@ namespace mlgo::env::detail {
 namespace {
 
 constexpr std::string_view kMaskFeature = "mask";
+constexpr std::string_view kIncludeDefaultFlag = "-regalloc-evict-interactive-include-default";
+
+/// clang's own default decision, when it sends it: the one feature whose
+/// name contains "default".
+std::optional<size_t> clangDefaultFeature(const protocol::LogHeader& header) {
+  for (size_t i = 0; i < header.features.size(); ++i)
+    if (header.features[i].name().find("default") != std::string::npos)
+      return i;
+  return std::nullopt;
+}
 
 bool isInteger(protocol::ElementType type) {
   return !protocol::isFloatingPoint(type);
@@ -30,9 +45,14 @@ bool isFloating(protocol::ElementType type) {
 
 class BoundEviction final : public BoundProblem {
 public:
-  BoundEviction(protocol::LogHeader header, size_t maskIndex)
-      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), maskIndex_(maskIndex),
-        candidates_(header.features[maskIndex].elementCount()) {}
+  /// `clangDefault`: the index of clang's default-decision feature (hidden
+  /// unless `showDefault`); else `emulation` computes it.
+  BoundEviction(protocol::LogHeader header, size_t maskIndex, std::optional<size_t> clangDefault,
+                bool showDefault, std::optional<DefaultEvictionPolicy> emulation)
+      : BoundProblem(header,
+                     allFeaturesExcept(header, showDefault ? std::nullopt : clangDefault)),
+        maskIndex_(maskIndex), candidates_(header.features[maskIndex].elementCount()),
+        clangDefault_(clangDefault), emulation_(std::move(emulation)) {}
 
   Status validate(const Observation& observation, const ActionValue& action) const override {
     auto value = integralAction(action);
@@ -48,7 +68,34 @@ public:
     return Status::success();
   }
 
+  std::optional<ActionValue> defaultDecision(const Observation& observation) const override {
+    if (clangDefault_) {
+      int64_t value = integerElement(header().features[*clangDefault_],
+                                     observation.tensors[*clangDefault_], 0);
+      // Never hand on an index clang would crash on.
+      if (value >= 0 && static_cast<uint64_t>(value) < candidates_ &&
+          allowed(observation, static_cast<size_t>(value)))
+        return ActionValue(value);
+      return std::nullopt;
+    }
+    if (emulation_)
+      return ActionValue(emulation_->choose(observation.tensors));
+    return std::nullopt;
+  }
+
+  std::string defaultDecisionSource() const override {
+    if (clangDefault_)
+      return fmt::format("clang-default:{}", header().features[*clangDefault_].name());
+    if (emulation_)
+      return fmt::format("{}:default-eviction", kDefaultEvictionPolicyName);
+    return {};
+  }
+
+  /// The default decision when there is one, else evict nothing when
+  /// allowed, else the first valid candidate.
   ActionValue fallback(const Observation& observation) const override {
+    if (auto decision = defaultDecision(observation))
+      return *decision;
     size_t self = candidates_ - 1;
     if (allowed(observation, self))
       return ActionValue(static_cast<int64_t>(self));
@@ -79,6 +126,8 @@ private:
 
   size_t maskIndex_;
   size_t candidates_;
+  std::optional<size_t> clangDefault_;
+  std::optional<DefaultEvictionPolicy> emulation_;
 };
 
 /// True when `value`, rounded to the advice's type, truncates to an unsigned
@@ -129,13 +178,18 @@ public:
   ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
 
   std::vector<std::string> interactiveArgs(const std::string& channelBase,
-                                           const ProblemOptions&) const override {
-    return {"-mllvm", "-regalloc-enable-advisor=release", "-mllvm",
-            "-regalloc-evict-interactive-channel-base=" + channelBase};
+                                           const ProblemOptions& options) const override {
+    std::vector<std::string> args = {"-mllvm", "-regalloc-enable-advisor=release", "-mllvm",
+                                     "-regalloc-evict-interactive-channel-base=" + channelBase};
+    if (options.regallocClangDefault) {
+      args.push_back("-mllvm");
+      args.emplace_back(kIncludeDefaultFlag);
+    }
+    return args;
   }
 
   Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
-                                                   const ProblemOptions&) const override {
+                                                   const ProblemOptions& options) const override {
     MLGO_TRY(checkScalarAdvice(name(), header, isInteger, "one integer (a candidate index)"));
     auto mask = header.featureIndex(kMaskFeature);
     if (!mask)
@@ -146,7 +200,22 @@ public:
       return makeError(ErrorCode::kUnsupported,
                        "regalloc: feature '{}' is {}, expected a non-empty integer tensor",
                        kMaskFeature, header.features[*mask].toJson());
-    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(header, *mask));
+    std::optional<size_t> clangDefault;
+    if (options.regallocClangDefault) {
+      clangDefault = clangDefaultFeature(header);
+      if (!clangDefault)
+        return makeError(ErrorCode::kUnsupported,
+                         "regalloc: clang was given {} but its header has no default-decision "
+                         "feature (no feature name contains 'default')",
+                         kIncludeDefaultFlag);
+    }
+    // Without the emulation's features there is no default decision; the
+    // fallback then evicts nothing.
+    std::optional<DefaultEvictionPolicy> emulation;
+    if (auto created = DefaultEvictionPolicy::create(header); created.ok())
+      emulation.emplace(std::move(*created));
+    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(
+        header, *mask, clangDefault, options.includeDefaultFeature, std::move(emulation)));
   }
 };
 

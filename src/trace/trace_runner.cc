@@ -213,7 +213,8 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
   Prepared prepared;
   prepared.environment = std::move(**created);
   auto policy = resolvePolicy(**problem, options.policy, envOptions.problemOptions,
-                              developmentLog.has_value());
+                              developmentLog.has_value(),
+                              prepared.environment->describe().defaultActionSource);
   if (!policy.ok())
     return policy.error();
   prepared.policy = std::move(*policy);

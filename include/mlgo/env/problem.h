@@ -9,8 +9,9 @@
 ///  - inlining: inline this call site? Valid: 0 or 1. Fallback: clang's own
 ///    decision (`inlining_default`).
 ///  - regalloc (eviction): which live range to evict. Valid: an index i with
-///    mask[i] == 1. Fallback: "evict nothing" (the last position) when
-///    allowed, else the first valid candidate.
+///    mask[i] == 1. Default decision and fallback: clang's own default when
+///    the clang offers it (ProblemOptions::regallocClangDefault), else the
+///    host's emulation of the default advisor (regalloc_default_policy.h).
 ///  - regalloc-priority: the priority of a live range. Valid: finite and in
 ///    [0, 2^32) once rounded to the advice's float type. Fallback: a
 ///    constant.
@@ -64,6 +65,12 @@ struct ProblemOptions {
   double sizeIncreaseThreshold = 100.0;
   /// regalloc-priority: what the fallback policy answers.
   double constantPriority = 1.0;
+  /// regalloc: clang accepts `-regalloc-evict-interactive-include-default`
+  /// (found by probeRegallocIncludeDefault): it is passed, and clang's own
+  /// default decision (the feature whose name contains "default") becomes
+  /// the default decision and fallback instead of the host emulation. The
+  /// feature is shown to the agent only with includeDefaultFeature.
+  bool regallocClangDefault = false;
   /// inlining: an IR2Vec vocabulary (absolute path; empty = off). clang then
   /// adds the features `callee_embedding` and `caller_embedding` (float
   /// [dimension]) to every observation; see ir2vec::inlinerVocabularyFlags.
@@ -96,6 +103,10 @@ public:
   virtual std::optional<ActionValue> defaultDecision(const Observation&) const {
     return std::nullopt;
   }
+  /// Where defaultDecision() comes from: `clang-default:<feature>` (clang
+  /// reports it), `host-emulation-v1:default-eviction` (the host computes
+  /// it), or empty (no default decision).
+  virtual std::string defaultDecisionSource() const { return {}; }
   /// One-line description of the valid actions, for `describe`.
   virtual std::string actionRule() const = 0;
 
