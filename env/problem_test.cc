@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -243,15 +245,73 @@ TEST(EvictionRulesTest, OnlyUnmaskedIndicesAreValid) {
   }
 }
 
-TEST(EvictionRulesTest, FallbackPrefersEvictingNothing) {
+// Without the emulation's features (regalloc_default_policy.h) there is no
+// default decision, and the fallback evicts nothing when it may.
+TEST(EvictionRulesTest, FallbackWithoutEmulationFeaturesPrefersEvictingNothing) {
   auto bound = bind("regalloc", testing::evictionLikeHeader());
   ASSERT_TRUE(bound);
+  EXPECT_EQ(bound->defaultDecisionSource(), "");
   ObservationFixture selfAllowed(bound->header(), testing::evictionObservation({0, 1, 0, 1}));
   EXPECT_EQ(std::get<int64_t>(bound->fallback(selfAllowed.observation)), 3);
   ObservationFixture mustEvict(bound->header(), testing::evictionObservation({0, 0, 1, 0}));
   ActionValue fallback = bound->fallback(mustEvict.observation);
   EXPECT_EQ(std::get<int64_t>(fallback), 2);
   EXPECT_TRUE(bound->validate(mustEvict.observation, fallback).ok());
+}
+
+protocol::LogHeader emulationHeader() {
+  protocol::LogHeader header;
+  for (const char* name : {"mask", "is_hint", "is_local"})
+    header.features.push_back(*protocol::TensorSpec::create(name, ElementType::kInt64, {1, 3}));
+  for (const char* name : {"nr_broken_hints", "nr_urgent", "use_def_density"})
+    header.features.push_back(*protocol::TensorSpec::create(name, ElementType::kFloat, {1, 3}));
+  header.advice = *protocol::TensorSpec::create("index_to_evict", ElementType::kInt64, {1});
+  return header;
+}
+
+std::vector<std::byte> emulationObservation(std::array<float, 3> weights, int64_t clangDefault) {
+  std::vector<std::byte> data(3 * 3 * 8 + 3 * 3 * 4 + 8);
+  int64_t mask[3] = {1, 1, 1};
+  std::memcpy(data.data(), mask, sizeof(mask));
+  std::memcpy(data.data() + 72 + 24, weights.data(), 12);
+  std::memcpy(data.data() + 72 + 36, &clangDefault, 8);
+  return data;
+}
+
+// The default decision is the host emulation, also as the fallback; with a
+// clang that sends its own (a feature named "...default..."), that one,
+// hidden from the agent unless asked for.
+TEST(EvictionRulesTest, DefaultDecisionIsTheEmulationUnlessClangSendsIt) {
+  auto emulated = bind("regalloc", emulationHeader());
+  ASSERT_TRUE(emulated);
+  EXPECT_EQ(emulated->defaultDecisionSource(), "host-emulation-v1:default-eviction");
+  std::array<float, 3> weights = {0.5f, 0.2f, 1.0f};
+  ObservationFixture obs(emulated->header(), emulationObservation(weights, 0));
+  EXPECT_EQ(std::get<int64_t>(*emulated->defaultDecision(obs.observation)), 1);
+  EXPECT_EQ(std::get<int64_t>(emulated->fallback(obs.observation)), 1);
+
+  protocol::LogHeader withDefault = emulationHeader();
+  withDefault.features.push_back(
+      *protocol::TensorSpec::create("index_to_evict_default", ElementType::kInt64, {1}));
+  ProblemOptions options;
+  options.regallocClangDefault = true;
+  EXPECT_THAT((*findProblem("regalloc"))->interactiveArgs("/d/ch", options),
+              ::testing::Contains("-regalloc-evict-interactive-include-default"));
+  EXPECT_THAT((*findProblem("regalloc"))->interactiveArgs("/d/ch", {}),
+              ::testing::Not(::testing::Contains("-regalloc-evict-interactive-include-default")));
+  auto clang = bind("regalloc", withDefault, options);
+  ASSERT_TRUE(clang);
+  EXPECT_EQ(clang->defaultDecisionSource(), "clang-default:index_to_evict_default");
+  EXPECT_EQ(clang->visibleFeatures().size(), 6u);
+  ObservationFixture told(clang->header(), emulationObservation(weights, 2));
+  EXPECT_EQ(std::get<int64_t>(*clang->defaultDecision(told.observation)), 2);
+  options.includeDefaultFeature = true;
+  EXPECT_EQ(bind("regalloc", withDefault, options)->visibleFeatures().size(), 7u);
+  // Asked for clang's default, a header without it is unsupported.
+  options.includeDefaultFeature = false;
+  auto missing = (*findProblem("regalloc"))->bind(emulationHeader(), options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.error().message(), HasSubstr("no default-decision feature"));
 }
 
 TEST(EvictionRulesTest, HeaderWithoutMaskIsUnsupported) {
@@ -285,7 +345,7 @@ TEST(PriorityRulesTest, FiniteAndBelowTwoToThe32AsAFloat) {
     ASSERT_FALSE(st.ok()) << formatAction(bad);
     EXPECT_THAT(st.error().message(), HasSubstr("[0, 4294967296)"));
   }
-  EXPECT_EQ(std::get<double>(bound->fallback(obs.observation)), 1.0);
+  EXPECT_EQ(std::get<double>(bound->fallback(obs.observation)), 0.0); // weight 0 x 1000
   std::vector<std::byte> out(4);
   ASSERT_TRUE(bound->encode(ActionValue(int64_t{3}), out).ok());
   float value;
@@ -303,6 +363,47 @@ TEST(PriorityRulesTest, IntegerAdviceIsUnsupported) {
   auto rejected =
       (*findProblem("regalloc-priority"))->bind(priorityHeader(ElementType::kFloat), badConstant);
   EXPECT_FALSE(rejected.ok());
+}
+
+TEST(PriorityRulesTest, EachFallbackReadsItsFeatures) {
+  protocol::LogHeader header = priorityHeader(ElementType::kFloat);
+  header.features.insert(header.features.begin() + 1,
+                         *protocol::TensorSpec::create("stage", ElementType::kInt64, {1}));
+  auto observation = [](int64_t size, int64_t stage, float weight) {
+    std::vector<std::byte> data(20);
+    std::memcpy(data.data(), &size, 8);
+    std::memcpy(data.data() + 8, &stage, 8);
+    std::memcpy(data.data() + 16, &weight, 4);
+    return data;
+  };
+  auto fallback = [&](const char* kind, std::vector<std::byte> data) {
+    ProblemOptions options;
+    options.priorityFallback = kind;
+    options.constantPriority = 5;
+    auto bound = bind("regalloc-priority", header, options);
+    EXPECT_TRUE(bound) << kind;
+    ObservationFixture obs(bound->header(), std::move(data));
+    return std::get<double>(bound->fallback(obs.observation));
+  };
+  EXPECT_EQ(fallback("constant", observation(100, 1, 0.5f)), 5.0);
+  EXPECT_EQ(fallback("li_size", observation(100, 1, 0.5f)), 100.0);
+  EXPECT_EQ(fallback("li_size", observation(int64_t{1} << 40, 1, 0.5f)), 16777215.0);
+  EXPECT_EQ(fallback("weight", observation(100, 1, 0.5f)), 500.0);
+  EXPECT_EQ(fallback("weight", observation(100, 1, INFINITY)), 0.0);
+  EXPECT_EQ(fallback("stage", observation(100, 1, 0.5f)), 1.0);
+  EXPECT_EQ(fallback("stage", observation(100, 2, 0.5f)), 0.0);
+  EXPECT_EQ(fallback("stage-then-size", observation(100, 1, 0.5f)), 8388608.0 + 50);
+  EXPECT_EQ(fallback("stage-then-size", observation(100, 2, 0.5f)), 50.0);
+
+  ProblemOptions unknown;
+  unknown.priorityFallback = "random";
+  auto rejected = (*findProblem("regalloc-priority"))->bind(header, unknown);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_THAT(rejected.error().message(), HasSubstr("unknown fallback 'random'"));
+  ProblemOptions stage;
+  stage.priorityFallback = "stage";
+  EXPECT_FALSE(
+      (*findProblem("regalloc-priority"))->bind(priorityHeader(ElementType::kFloat), stage).ok());
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 
 #include "mlgo/env/regalloc_default_policy.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlgo::env::detail {
@@ -141,10 +142,17 @@ bool validPriority(protocol::ElementType type, double value) {
   return onWire < std::ldexp(1.0, 32);
 }
 
+/// What a priority fallback reads.
+struct PriorityFeatures {
+  std::optional<size_t> size, stage, weight;
+};
+
 class BoundPriority final : public BoundProblem {
 public:
-  BoundPriority(protocol::LogHeader header, double constant)
-      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), constant_(constant) {}
+  BoundPriority(protocol::LogHeader header, std::string fallback, double constant,
+                PriorityFeatures features)
+      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)),
+        fallback_(std::move(fallback)), constant_(constant), features_(features) {}
 
   Status validate(const Observation&, const ActionValue& action) const override {
     if (!validPriority(actionSpec().type(), numericAction(action)))
@@ -156,7 +164,25 @@ public:
     return Status::success();
   }
 
-  ActionValue fallback(const Observation&) const override { return ActionValue(constant_); }
+  ActionValue fallback(const Observation& observation) const override {
+    constexpr double kLimit = 16777215; // 2^24 - 1: exact in float32.
+    auto clamp = [&](double v) { return std::isfinite(v) ? std::clamp(v, 0.0, kLimit) : 0.0; };
+    auto read = [&](std::optional<size_t> index) {
+      return protocol::elementAsDouble(header().features[*index].type(),
+                                       observation.tensors[*index].data(), 0);
+    };
+    if (fallback_ == "li_size")
+      return ActionValue(clamp(read(features_.size)));
+    if (fallback_ == "weight")
+      return ActionValue(clamp(read(features_.weight) * 1000));
+    bool deferred = fallback_ != "constant" && read(features_.stage) == kDeferredStage;
+    if (fallback_ == "stage")
+      return ActionValue(deferred ? 0.0 : 1.0);
+    if (fallback_ == "stage-then-size")
+      return ActionValue(std::floor(clamp(read(features_.size)) / 2) +
+                         (deferred ? 0.0 : 8388608.0));
+    return ActionValue(constant_);
+  }
 
   std::string actionRule() const override {
     return "a finite priority in [0, 2^32), truncated to an unsigned integer; higher is "
@@ -164,7 +190,11 @@ public:
   }
 
 private:
+  /// RS_Split: a range clang could not assign and deferred.
+  static constexpr double kDeferredStage = 2;
+  std::string fallback_;
   double constant_;
+  PriorityFeatures features_;
 };
 
 class EvictionProblem final : public Problem {
@@ -242,8 +272,31 @@ public:
       return makeError(ErrorCode::kInvalidArgument,
                        "regalloc-priority: the fallback priority {} is not in [0, 2^32)",
                        options.constantPriority);
-    return std::shared_ptr<const BoundProblem>(
-        std::make_shared<BoundPriority>(header, options.constantPriority));
+    PriorityFeatures features{header.featureIndex("li_size"), header.featureIndex("stage"),
+                              header.featureIndex("weight")};
+    const std::string& fallback = options.priorityFallback;
+    bool known = false;
+    for (std::string_view name : kPriorityFallbacks)
+      known = known || name == fallback;
+    if (!known)
+      return makeError(ErrorCode::kInvalidArgument,
+                       "regalloc-priority: unknown fallback '{}' (use constant, li_size, weight, "
+                       "stage or stage-then-size)",
+                       fallback);
+    std::optional<size_t> needed = fallback == "li_size"           ? features.size
+                                   : fallback == "weight"          ? features.weight
+                                   : fallback == "stage"           ? features.stage
+                                   : fallback == "stage-then-size" ? features.stage
+                                                                   : std::optional<size_t>(0);
+    if (fallback == "stage-then-size" && !features.size)
+      needed.reset();
+    if (!needed)
+      return makeError(ErrorCode::kUnsupported,
+                       "regalloc-priority: the '{}' fallback needs a feature clang's header "
+                       "lacks (li_size, stage, weight)",
+                       fallback);
+    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundPriority>(
+        header, fallback, options.constantPriority, features));
   }
 };
 

@@ -20,7 +20,9 @@ std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOp
   if (problem.name() == "regalloc")
     return defaultSource.empty() ? "evict-none-else-first-valid" : std::string(defaultSource);
   if (problem.name() == "regalloc-priority")
-    return fmt::format("constant-priority={}", options.constantPriority);
+    return options.priorityFallback == "constant"
+               ? fmt::format("constant-priority={}", options.constantPriority)
+               : fmt::format("priority={}", options.priorityFallback);
   return "host-fallback";
 }
 

@@ -20,7 +20,8 @@
 ///    episodes: `fallback:inlining_default` (inlining),
 ///    `fallback:<default source>` (regalloc: its default decision, above;
 ///    `fallback:evict-none-else-first-valid` when it has none),
-///    `fallback:constant-priority=<p>` (regalloc-priority).
+///    `fallback:priority=<kind>` (regalloc-priority; `--priority-fallback`,
+///    env/problem.h), or `fallback:constant-priority=<p>` for `constant`.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TRACE_TRACE_POLICY_H
