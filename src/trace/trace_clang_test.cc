@@ -105,7 +105,7 @@ TEST_F(TraceClangTest, TraceThenVerifySucceedsForEveryProblem) {
     EXPECT_GT(report->observations, 20u);
     EXPECT_EQ(report->policy, problem == "inlining"   ? "clang-default:inlining_default"
                               : problem == "regalloc" ? "host-emulation-v1:default-eviction"
-                                                      : "fallback:constant-priority=1");
+                                                      : "fallback:priority=weight");
     if (problem != "inlining")
       EXPECT_THAT(report->developmentProbe, StartsWith("no: "));
 
