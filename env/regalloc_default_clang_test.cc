@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/environment.h"
 
+#include "mlgo/env/clang_probe.h"
 #include "mlgo/env/regalloc_default_policy.h"
 #include "testing/test_util.h"
 
@@ -148,6 +149,15 @@ TEST_F(RegallocDefaultTest, TruncatedEpisodesFinishWithTheEmulation) {
   ASSERT_TRUE(cut.summary);
   EXPECT_EQ(cut.summary->fallbackSteps + 1, steps);
   EXPECT_EQ(cut.reward, fullReward);
+}
+
+// clang-22 lists the eviction advisor's interactive options but not the one
+// that would send its default decision: the probe says no.
+TEST(RegallocIncludeDefaultProbeTest, Clang22DoesNotOfferIt) {
+  auto options = queryLlvmOptions(MLGO_CLANG);
+  ASSERT_TRUE(options.ok()) << options.error().message();
+  EXPECT_THAT(*options, ::testing::Contains("regalloc-evict-interactive-channel-base"));
+  EXPECT_FALSE(offersRegallocIncludeDefault(*options));
 }
 
 } // namespace
