@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -256,61 +255,6 @@ TEST(EvictionRulesTest, FallbackWithoutEmulationFeaturesPrefersEvictingNothing) 
   ActionValue fallback = bound->fallback(mustEvict.observation);
   EXPECT_EQ(std::get<int64_t>(fallback), 2);
   EXPECT_TRUE(bound->validate(mustEvict.observation, fallback).ok());
-}
-
-protocol::LogHeader emulationHeader() {
-  protocol::LogHeader header;
-  for (const char* name : {"mask", "is_hint", "is_local"})
-    header.features.push_back(*protocol::TensorSpec::create(name, ElementType::kInt64, {1, 3}));
-  for (const char* name : {"nr_broken_hints", "nr_urgent", "use_def_density"})
-    header.features.push_back(*protocol::TensorSpec::create(name, ElementType::kFloat, {1, 3}));
-  header.advice = *protocol::TensorSpec::create("index_to_evict", ElementType::kInt64, {1});
-  return header;
-}
-
-std::vector<std::byte> emulationObservation(std::array<float, 3> weights, int64_t clangDefault) {
-  std::vector<std::byte> data(3 * 3 * 8 + 3 * 3 * 4 + 8);
-  int64_t mask[3] = {1, 1, 1};
-  std::memcpy(data.data(), mask, sizeof(mask));
-  std::memcpy(data.data() + 72 + 24, weights.data(), 12);
-  std::memcpy(data.data() + 72 + 36, &clangDefault, 8);
-  return data;
-}
-
-// The default decision is the host emulation, also as the fallback; with a
-// clang that sends its own (a feature named "...default..."), that one,
-// hidden from the agent unless asked for.
-TEST(EvictionRulesTest, DefaultDecisionIsTheEmulationUnlessClangSendsIt) {
-  auto emulated = bind("regalloc", emulationHeader());
-  ASSERT_TRUE(emulated);
-  EXPECT_EQ(emulated->defaultDecisionSource(), "host-emulation-v1:default-eviction");
-  std::array<float, 3> weights = {0.5f, 0.2f, 1.0f};
-  ObservationFixture obs(emulated->header(), emulationObservation(weights, 0));
-  EXPECT_EQ(std::get<int64_t>(*emulated->defaultDecision(obs.observation)), 1);
-  EXPECT_EQ(std::get<int64_t>(emulated->fallback(obs.observation)), 1);
-
-  protocol::LogHeader withDefault = emulationHeader();
-  withDefault.features.push_back(
-      *protocol::TensorSpec::create("index_to_evict_default", ElementType::kInt64, {1}));
-  ProblemOptions options;
-  options.regallocClangDefault = true;
-  EXPECT_THAT((*findProblem("regalloc"))->interactiveArgs("/d/ch", options),
-              ::testing::Contains("-regalloc-evict-interactive-include-default"));
-  EXPECT_THAT((*findProblem("regalloc"))->interactiveArgs("/d/ch", {}),
-              ::testing::Not(::testing::Contains("-regalloc-evict-interactive-include-default")));
-  auto clang = bind("regalloc", withDefault, options);
-  ASSERT_TRUE(clang);
-  EXPECT_EQ(clang->defaultDecisionSource(), "clang-default:index_to_evict_default");
-  EXPECT_EQ(clang->visibleFeatures().size(), 6u);
-  ObservationFixture told(clang->header(), emulationObservation(weights, 2));
-  EXPECT_EQ(std::get<int64_t>(*clang->defaultDecision(told.observation)), 2);
-  options.includeDefaultFeature = true;
-  EXPECT_EQ(bind("regalloc", withDefault, options)->visibleFeatures().size(), 7u);
-  // Asked for clang's default, a header without it is unsupported.
-  options.includeDefaultFeature = false;
-  auto missing = (*findProblem("regalloc"))->bind(emulationHeader(), options);
-  ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(missing.error().message(), HasSubstr("no default-decision feature"));
 }
 
 TEST(EvictionRulesTest, HeaderWithoutMaskIsUnsupported) {
