@@ -147,7 +147,8 @@ DefaultEvictionPolicy::columns(std::span<const std::span<const std::byte>> tenso
     std::vector<int64_t> out(columns_);
     for (size_t i = 0; i < columns_; ++i) {
       double value = protocol::elementAsDouble(f.spec.type(), tensors[f.index].data(), i);
-      out[i] = std::isfinite(value) ? static_cast<int64_t>(value) : 0;
+      // Flags and small counts; anything else reads as 0 (no UB on a cast).
+      out[i] = std::isfinite(value) && std::abs(value) < 1e18 ? static_cast<int64_t>(value) : 0;
     }
     return out;
   };
