@@ -1,7 +1,10 @@
 //===- env/clang_probe.cc - what a clang can do ----------------------------===//
 #include "mlgo/env/clang_probe.h"
 
+#include "mlgo/env/temp_dir.h"
+
 #include <fstream>
+#include <iterator>
 
 namespace mlgo::env {
 namespace {
@@ -131,6 +134,56 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
       return unsupported(b.error());
   }
   return ProblemProbe{*session.header(), report->observations};
+}
+
+std::vector<std::string> parseLlvmOptionList(std::string_view helpText) {
+  std::vector<std::string> names;
+  while (!helpText.empty()) {
+    size_t end = helpText.find('\n');
+    std::string_view line = helpText.substr(0, end);
+    helpText = end == std::string_view::npos ? std::string_view() : helpText.substr(end + 1);
+    size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos || line[start] != '-')
+      continue;
+    line.remove_prefix(start);
+    line = line.substr(0, line.find_first_of(" \t="));
+    while (!line.empty() && line.front() == '-')
+      line.remove_prefix(1);
+    if (!line.empty())
+      names.emplace_back(line);
+  }
+  return names;
+}
+
+Result<std::vector<std::string>> queryLlvmOptions(const std::filesystem::path& clang,
+                                                  std::chrono::milliseconds timeout) {
+  // The listing (~400 KB) is longer than the output a compile keeps, so the
+  // shell writes it to a file.
+  auto dir = TempDir::create("mlgo-env-options-");
+  if (!dir.ok())
+    return dir.error();
+  std::filesystem::path listing = dir->path() / "options.txt";
+  CompileCommand command;
+  command.argv = {"/bin/sh", "-c",
+                  "exec \"$0\" -mllvm --help-list-hidden -c -x c /dev/null -o /dev/null > \"$1\"",
+                  clang.string(), listing.string()};
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  auto report = runCompile(command, timeout);
+  if (!report.ok())
+    return report.error().withContext(
+        fmt::format("cannot list the LLVM options of clang '{}'", clang.string()));
+  std::ifstream in(listing, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && in.fail())
+    return makeError(ErrorCode::kIo, "cannot read {}", listing.string());
+  return parseLlvmOptionList(text);
+}
+
+bool offersRegallocIncludeDefault(std::span<const std::string> options) {
+  for (const std::string& name : options)
+    if (name == kRegallocIncludeDefaultOption)
+      return true;
+  return false;
 }
 
 } // namespace mlgo::env

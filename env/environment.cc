@@ -69,6 +69,7 @@ EnvironmentDescription describeProblem(const Problem& problem, const BoundProble
   }
   d.actionSpec = bound.actionSpec();
   d.actionRule = bound.actionRule();
+  d.defaultActionSource = bound.defaultDecisionSource();
   d.rewardDefinition = problem.rewardDefinition();
   return d;
 }
@@ -117,6 +118,13 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
+  if ((*problem)->name() == "regalloc") {
+    // clang's own default eviction decision, when this clang can send it.
+    auto llvmOptions = queryLlvmOptions(clangPath, options.compileTimeout);
+    if (!llvmOptions.ok())
+      return llvmOptions.error();
+    problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
+  }
   auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout);
   if (!probe.ok())
     return probe.error();

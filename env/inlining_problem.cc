@@ -48,6 +48,10 @@ public:
     return ActionValue(int64_t{value != 0 ? 1 : 0});
   }
 
+  std::string defaultDecisionSource() const override {
+    return fmt::format("clang-default:{}", kDefaultFeature);
+  }
+
   std::string actionRule() const override { return "0 = do not inline, 1 = inline"; }
 
 private:

@@ -243,9 +243,12 @@ TEST(EvictionRulesTest, OnlyUnmaskedIndicesAreValid) {
   }
 }
 
-TEST(EvictionRulesTest, FallbackPrefersEvictingNothing) {
+// Without the emulation's features (regalloc_default_policy.h) there is no
+// default decision, and the fallback evicts nothing when it may.
+TEST(EvictionRulesTest, FallbackWithoutEmulationFeaturesPrefersEvictingNothing) {
   auto bound = bind("regalloc", testing::evictionLikeHeader());
   ASSERT_TRUE(bound);
+  EXPECT_EQ(bound->defaultDecisionSource(), "");
   ObservationFixture selfAllowed(bound->header(), testing::evictionObservation({0, 1, 0, 1}));
   EXPECT_EQ(std::get<int64_t>(bound->fallback(selfAllowed.observation)), 3);
   ObservationFixture mustEvict(bound->header(), testing::evictionObservation({0, 0, 1, 0}));
@@ -285,7 +288,7 @@ TEST(PriorityRulesTest, FiniteAndBelowTwoToThe32AsAFloat) {
     ASSERT_FALSE(st.ok()) << formatAction(bad);
     EXPECT_THAT(st.error().message(), HasSubstr("[0, 4294967296)"));
   }
-  EXPECT_EQ(std::get<double>(bound->fallback(obs.observation)), 1.0);
+  EXPECT_EQ(std::get<double>(bound->fallback(obs.observation)), 0.0); // weight 0 x 1000
   std::vector<std::byte> out(4);
   ASSERT_TRUE(bound->encode(ActionValue(int64_t{3}), out).ok());
   float value;
@@ -303,6 +306,47 @@ TEST(PriorityRulesTest, IntegerAdviceIsUnsupported) {
   auto rejected =
       (*findProblem("regalloc-priority"))->bind(priorityHeader(ElementType::kFloat), badConstant);
   EXPECT_FALSE(rejected.ok());
+}
+
+TEST(PriorityRulesTest, EachFallbackReadsItsFeatures) {
+  protocol::LogHeader header = priorityHeader(ElementType::kFloat);
+  header.features.insert(header.features.begin() + 1,
+                         *protocol::TensorSpec::create("stage", ElementType::kInt64, {1}));
+  auto observation = [](int64_t size, int64_t stage, float weight) {
+    std::vector<std::byte> data(20);
+    std::memcpy(data.data(), &size, 8);
+    std::memcpy(data.data() + 8, &stage, 8);
+    std::memcpy(data.data() + 16, &weight, 4);
+    return data;
+  };
+  auto fallback = [&](const char* kind, std::vector<std::byte> data) {
+    ProblemOptions options;
+    options.priorityFallback = kind;
+    options.constantPriority = 5;
+    auto bound = bind("regalloc-priority", header, options);
+    EXPECT_TRUE(bound) << kind;
+    ObservationFixture obs(bound->header(), std::move(data));
+    return std::get<double>(bound->fallback(obs.observation));
+  };
+  EXPECT_EQ(fallback("constant", observation(100, 1, 0.5f)), 5.0);
+  EXPECT_EQ(fallback("li_size", observation(100, 1, 0.5f)), 100.0);
+  EXPECT_EQ(fallback("li_size", observation(int64_t{1} << 40, 1, 0.5f)), 16777215.0);
+  EXPECT_EQ(fallback("weight", observation(100, 1, 0.5f)), 500.0);
+  EXPECT_EQ(fallback("weight", observation(100, 1, INFINITY)), 0.0);
+  EXPECT_EQ(fallback("stage", observation(100, 1, 0.5f)), 1.0);
+  EXPECT_EQ(fallback("stage", observation(100, 2, 0.5f)), 0.0);
+  EXPECT_EQ(fallback("stage-then-size", observation(100, 1, 0.5f)), 8388608.0 + 50);
+  EXPECT_EQ(fallback("stage-then-size", observation(100, 2, 0.5f)), 50.0);
+
+  ProblemOptions unknown;
+  unknown.priorityFallback = "random";
+  auto rejected = (*findProblem("regalloc-priority"))->bind(header, unknown);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_THAT(rejected.error().message(), HasSubstr("unknown fallback 'random'"));
+  ProblemOptions stage;
+  stage.priorityFallback = "stage";
+  EXPECT_FALSE(
+      (*findProblem("regalloc-priority"))->bind(priorityHeader(ElementType::kFloat), stage).ok());
 }
 
 } // namespace

@@ -9,17 +9,33 @@
 ///    makes it ask forever. So every action is checked against the mask.
 ///  - regalloc-priority: the priority of a live range in the allocation
 ///    queue, as a float clang truncates to an unsigned integer.
-/// clang does not expose its default decision for either.
+/// Stock clang does not expose its default decision for either. For
+/// eviction the host emulates it (regalloc_default_policy.h) unless the
+/// clang offers `-regalloc-evict-interactive-include-default`; the default
+/// decision is also the fallback that finishes truncated episodes.
 ///
 //===----------------------------------------------------------------------===//
 #include "problems_impl.h"
 
+#include "mlgo/env/regalloc_default_policy.h"
+
+#include <algorithm>
 #include <cmath>
 
 namespace mlgo::env::detail {
 namespace {
 
 constexpr std::string_view kMaskFeature = "mask";
+constexpr std::string_view kIncludeDefaultFlag = "-regalloc-evict-interactive-include-default";
+
+/// clang's own default decision, when it sends it: the one feature whose
+/// name contains "default".
+std::optional<size_t> clangDefaultFeature(const protocol::LogHeader& header) {
+  for (size_t i = 0; i < header.features.size(); ++i)
+    if (header.features[i].name().find("default") != std::string::npos)
+      return i;
+  return std::nullopt;
+}
 
 bool isInteger(protocol::ElementType type) {
   return !protocol::isFloatingPoint(type);
@@ -30,9 +46,14 @@ bool isFloating(protocol::ElementType type) {
 
 class BoundEviction final : public BoundProblem {
 public:
-  BoundEviction(protocol::LogHeader header, size_t maskIndex)
-      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), maskIndex_(maskIndex),
-        candidates_(header.features[maskIndex].elementCount()) {}
+  /// `clangDefault`: the index of clang's default-decision feature (hidden
+  /// unless `showDefault`); else `emulation` computes it.
+  BoundEviction(protocol::LogHeader header, size_t maskIndex, std::optional<size_t> clangDefault,
+                bool showDefault, std::optional<DefaultEvictionPolicy> emulation)
+      : BoundProblem(header,
+                     allFeaturesExcept(header, showDefault ? std::nullopt : clangDefault)),
+        maskIndex_(maskIndex), candidates_(header.features[maskIndex].elementCount()),
+        clangDefault_(clangDefault), emulation_(std::move(emulation)) {}
 
   Status validate(const Observation& observation, const ActionValue& action) const override {
     auto value = integralAction(action);
@@ -48,7 +69,34 @@ public:
     return Status::success();
   }
 
+  std::optional<ActionValue> defaultDecision(const Observation& observation) const override {
+    if (clangDefault_) {
+      int64_t value = integerElement(header().features[*clangDefault_],
+                                     observation.tensors[*clangDefault_], 0);
+      // Never hand on an index clang would crash on.
+      if (value >= 0 && static_cast<uint64_t>(value) < candidates_ &&
+          allowed(observation, static_cast<size_t>(value)))
+        return ActionValue(value);
+      return std::nullopt;
+    }
+    if (emulation_)
+      return ActionValue(emulation_->choose(observation.tensors));
+    return std::nullopt;
+  }
+
+  std::string defaultDecisionSource() const override {
+    if (clangDefault_)
+      return fmt::format("clang-default:{}", header().features[*clangDefault_].name());
+    if (emulation_)
+      return fmt::format("{}:default-eviction", kDefaultEvictionPolicyName);
+    return {};
+  }
+
+  /// The default decision when there is one, else evict nothing when
+  /// allowed, else the first valid candidate.
   ActionValue fallback(const Observation& observation) const override {
+    if (auto decision = defaultDecision(observation))
+      return *decision;
     size_t self = candidates_ - 1;
     if (allowed(observation, self))
       return ActionValue(static_cast<int64_t>(self));
@@ -79,6 +127,8 @@ private:
 
   size_t maskIndex_;
   size_t candidates_;
+  std::optional<size_t> clangDefault_;
+  std::optional<DefaultEvictionPolicy> emulation_;
 };
 
 /// True when `value`, rounded to the advice's type, truncates to an unsigned
@@ -92,10 +142,17 @@ bool validPriority(protocol::ElementType type, double value) {
   return onWire < std::ldexp(1.0, 32);
 }
 
+/// What a priority fallback reads.
+struct PriorityFeatures {
+  std::optional<size_t> size, stage, weight;
+};
+
 class BoundPriority final : public BoundProblem {
 public:
-  BoundPriority(protocol::LogHeader header, double constant)
-      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)), constant_(constant) {}
+  BoundPriority(protocol::LogHeader header, std::string fallback, double constant,
+                PriorityFeatures features)
+      : BoundProblem(header, allFeaturesExcept(header, std::nullopt)),
+        fallback_(std::move(fallback)), constant_(constant), features_(features) {}
 
   Status validate(const Observation&, const ActionValue& action) const override {
     if (!validPriority(actionSpec().type(), numericAction(action)))
@@ -107,7 +164,25 @@ public:
     return Status::success();
   }
 
-  ActionValue fallback(const Observation&) const override { return ActionValue(constant_); }
+  ActionValue fallback(const Observation& observation) const override {
+    constexpr double kLimit = 16777215; // 2^24 - 1: exact in float32.
+    auto clamp = [&](double v) { return std::isfinite(v) ? std::clamp(v, 0.0, kLimit) : 0.0; };
+    auto read = [&](std::optional<size_t> index) {
+      return protocol::elementAsDouble(header().features[*index].type(),
+                                       observation.tensors[*index].data(), 0);
+    };
+    if (fallback_ == "li_size")
+      return ActionValue(clamp(read(features_.size)));
+    if (fallback_ == "weight")
+      return ActionValue(clamp(read(features_.weight) * 1000));
+    bool deferred = fallback_ != "constant" && read(features_.stage) == kDeferredStage;
+    if (fallback_ == "stage")
+      return ActionValue(deferred ? 0.0 : 1.0);
+    if (fallback_ == "stage-then-size")
+      return ActionValue(std::floor(clamp(read(features_.size)) / 2) +
+                         (deferred ? 0.0 : 8388608.0));
+    return ActionValue(constant_);
+  }
 
   std::string actionRule() const override {
     return "a finite priority in [0, 2^32), truncated to an unsigned integer; higher is "
@@ -115,7 +190,11 @@ public:
   }
 
 private:
+  /// RS_Split: a range clang could not assign and deferred.
+  static constexpr double kDeferredStage = 2;
+  std::string fallback_;
   double constant_;
+  PriorityFeatures features_;
 };
 
 class EvictionProblem final : public Problem {
@@ -129,13 +208,18 @@ public:
   ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
 
   std::vector<std::string> interactiveArgs(const std::string& channelBase,
-                                           const ProblemOptions&) const override {
-    return {"-mllvm", "-regalloc-enable-advisor=release", "-mllvm",
-            "-regalloc-evict-interactive-channel-base=" + channelBase};
+                                           const ProblemOptions& options) const override {
+    std::vector<std::string> args = {"-mllvm", "-regalloc-enable-advisor=release", "-mllvm",
+                                     "-regalloc-evict-interactive-channel-base=" + channelBase};
+    if (options.regallocClangDefault) {
+      args.push_back("-mllvm");
+      args.emplace_back(kIncludeDefaultFlag);
+    }
+    return args;
   }
 
   Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
-                                                   const ProblemOptions&) const override {
+                                                   const ProblemOptions& options) const override {
     MLGO_TRY(checkScalarAdvice(name(), header, isInteger, "one integer (a candidate index)"));
     auto mask = header.featureIndex(kMaskFeature);
     if (!mask)
@@ -146,7 +230,22 @@ public:
       return makeError(ErrorCode::kUnsupported,
                        "regalloc: feature '{}' is {}, expected a non-empty integer tensor",
                        kMaskFeature, header.features[*mask].toJson());
-    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(header, *mask));
+    std::optional<size_t> clangDefault;
+    if (options.regallocClangDefault) {
+      clangDefault = clangDefaultFeature(header);
+      if (!clangDefault)
+        return makeError(ErrorCode::kUnsupported,
+                         "regalloc: clang was given {} but its header has no default-decision "
+                         "feature (no feature name contains 'default')",
+                         kIncludeDefaultFlag);
+    }
+    // Without the emulation's features there is no default decision; the
+    // fallback then evicts nothing.
+    std::optional<DefaultEvictionPolicy> emulation;
+    if (auto created = DefaultEvictionPolicy::create(header); created.ok())
+      emulation.emplace(std::move(*created));
+    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(
+        header, *mask, clangDefault, options.includeDefaultFeature, std::move(emulation)));
   }
 };
 
@@ -173,8 +272,31 @@ public:
       return makeError(ErrorCode::kInvalidArgument,
                        "regalloc-priority: the fallback priority {} is not in [0, 2^32)",
                        options.constantPriority);
-    return std::shared_ptr<const BoundProblem>(
-        std::make_shared<BoundPriority>(header, options.constantPriority));
+    PriorityFeatures features{header.featureIndex("li_size"), header.featureIndex("stage"),
+                              header.featureIndex("weight")};
+    const std::string& fallback = options.priorityFallback;
+    bool known = false;
+    for (std::string_view name : kPriorityFallbacks)
+      known = known || name == fallback;
+    if (!known)
+      return makeError(ErrorCode::kInvalidArgument,
+                       "regalloc-priority: unknown fallback '{}' (use constant, li_size, weight, "
+                       "stage or stage-then-size)",
+                       fallback);
+    std::optional<size_t> needed = fallback == "li_size"           ? features.size
+                                   : fallback == "weight"          ? features.weight
+                                   : fallback == "stage"           ? features.stage
+                                   : fallback == "stage-then-size" ? features.stage
+                                                                   : std::optional<size_t>(0);
+    if (fallback == "stage-then-size" && !features.size)
+      needed.reset();
+    if (!needed)
+      return makeError(ErrorCode::kUnsupported,
+                       "regalloc-priority: the '{}' fallback needs a feature clang's header "
+                       "lacks (li_size, stage, weight)",
+                       fallback);
+    return std::shared_ptr<const BoundProblem>(std::make_shared<BoundPriority>(
+        header, fallback, options.constantPriority, features));
   }
 };
 

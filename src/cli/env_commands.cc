@@ -56,6 +56,9 @@ void printSpecs(const env::Problem& problem, const env::BoundProblem& bound) {
   fmt::print("    action: {}\n", bound.actionSpec().toJson());
   fmt::print("      valid: {}\n", bound.actionRule());
   fmt::print("    reward: {}\n", problem.rewardDefinition());
+  std::string source = bound.defaultDecisionSource();
+  fmt::print("    default decision (info.default_action): {}\n",
+             source.empty() ? "none" : source);
 }
 
 int runInfo(const InfoOptions& options) {
@@ -103,6 +106,20 @@ int runInfo(const InfoOptions& options) {
     fmt::print("IR2Vec vocabulary: {} ({} dimensions)\n", path.string(), vocabulary->dimension());
   }
   int unsupported = 0;
+  for (const env::Problem* problem : problems) {
+    if (problem->name() != "regalloc")
+      continue;
+    auto llvmOptions = env::queryLlvmOptions(options.clang);
+    if (!llvmOptions.ok()) {
+      fmt::print(stderr, "mlgo-env info: error: {}\n", llvmOptions.error().message());
+      return 1;
+    }
+    problemOptions.regallocClangDefault = env::offersRegallocIncludeDefault(*llvmOptions);
+    fmt::print("-{}: {}\n", env::kRegallocIncludeDefaultOption,
+               problemOptions.regallocClangDefault
+                   ? "offered (regalloc uses clang's own default eviction decision)"
+                   : "not offered (regalloc's default decision is the host emulation)");
+  }
   for (const env::Problem* problem : problems) {
     fmt::print("\nproblem {}: {}\n", problem->name(), problem->summary());
     auto probe = env::probeProblem(options.clang, *problem, problemOptions);

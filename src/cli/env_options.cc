@@ -35,6 +35,10 @@ void EnvironmentFlags::addTo(CLI::App* command) {
   command->add_option("--temp-dir", o.tempDir,
                       "parent of per-compile temporary directories (default: $TMPDIR or /tmp; "
                       "/dev/shm saves time per episode)");
+  command->add_option("--priority-fallback", o.problemOptions.priorityFallback,
+                      "regalloc-priority: the fallback policy (constant, li_size, weight, stage, "
+                      "stage-then-size)")
+      ->capture_default_str();
   command->add_flag("--include-default-feature", o.problemOptions.includeDefaultFeature,
                     "inlining: show clang's inlining_default to the agent as a feature");
   command->add_option("--ir2vec-vocab", ir2vecVocab,

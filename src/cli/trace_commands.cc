@@ -13,6 +13,7 @@
 
 #include "cli/interrupt.h"
 
+#include "mlgo/env/score.h"
 #include "trace/log_printer.h"
 #include "trace/log_summary.h"
 #include "trace/progress.h"
@@ -88,6 +89,11 @@ void printReport(const trace::TraceReport& r) {
               static_cast<unsigned long long>(r.observations),
               static_cast<unsigned long long>(r.contexts),
               static_cast<unsigned long long>(r.traceBytes), r.output.c_str(), r.csv.c_str());
+  if (r.done > 0)
+    std::printf("  scores: policy %.6g, default %.6g (total reward %.5f); mean of per-module "
+                "rewards %.5f over %zu modules\n",
+                r.policyTotal, r.defaultTotal, env::relativeReward(r.policyTotal, r.defaultTotal),
+                r.moduleRewardMean(), r.done);
   double share = r.childCpuSeconds > 0 ? 100.0 * r.hostCpuSeconds / r.childCpuSeconds : 0.0;
   std::printf("  time: %.2f s wall; cpu: mlgo-env %.3f s, clang %.2f s (mlgo-env = %.2f%% of "
               "clang)\n",
@@ -142,6 +148,11 @@ int runVerify(const ReplayFlags& flags, bool problemGiven) {
               static_cast<unsigned long long>(report->modules),
               static_cast<unsigned long long>(report->observations),
               static_cast<unsigned long long>(report->outcomes), report->wallSeconds);
+  std::printf("  scores: policy %.6g, default %.6g (total reward %.5f); mean of per-module "
+              "rewards %.5f\n",
+              report->policyTotal, report->defaultTotal,
+              env::relativeReward(report->policyTotal, report->defaultTotal),
+              report->moduleRewardMean());
   return 0;
 }
 

@@ -132,6 +132,10 @@ Dispatcher::Dispatcher(env::Environment& environment, DispatcherOptions options)
       json.value(nullptr);
     json.attributeEnd();
     json.attribute("action_rule", d.actionRule);
+    if (d.defaultActionSource.empty())
+      json.attribute("default_action_source", nullptr);
+    else
+      json.attribute("default_action_source", d.defaultActionSource);
     json.attribute("reward", d.rewardDefinition);
     json.attributeObject("corpus", [&] {
       json.attribute("root", d.corpusRoot.string());
@@ -360,6 +364,7 @@ std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding enc
         json.attributeBegin("default_action");
         writeAction(json, *step.defaultAction);
         json.attributeEnd();
+        json.attribute("default_action_source", d.defaultActionSource);
       }
       if (reset && reset->moduleEmbedding)
         json.attributeArray("module_embedding", [&] {

@@ -67,6 +67,8 @@ Result<TracedModule> finishTracedModule(ModuleTraceBuilder& builder, const env::
   appendCsvRows(traced.csv, module, rows);
   traced.observations = builder.observations();
   traced.contexts = builder.functions().size();
+  traced.defaultScore = summary.defaultScore;
+  traced.policyScore = summary.policyScore;
   return traced;
 }
 

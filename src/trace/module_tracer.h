@@ -27,6 +27,8 @@ struct TracedModule {
   std::string csv;     ///< Its CSV rows (no header line).
   uint64_t observations = 0;
   uint64_t contexts = 0;
+  double defaultScore = 0; ///< The module's scores (whole compile).
+  double policyScore = 0;
 };
 
 /// Answers one decision request; an error ends the episode with it.

@@ -160,7 +160,8 @@ ModuleVerdict verifyModule(env::Environment& environment, const protocol::LogHea
   auto outcomes = checkOutcomes(header, recorded, rows);
   if (auto* d = std::get_if<Divergence>(&outcomes))
     return *d;
-  return ModuleVerified{recorded.observations.size(), std::get<uint64_t>(outcomes)};
+  return ModuleVerified{recorded.observations.size(), std::get<uint64_t>(outcomes),
+                        last->summary->defaultScore, last->summary->policyScore};
 }
 
 } // namespace mlgo::trace

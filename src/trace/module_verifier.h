@@ -37,6 +37,8 @@ struct RecordedModule {
 struct ModuleVerified {
   uint64_t observations = 0;
   uint64_t outcomes = 0;
+  double defaultScore = 0; ///< The replayed module's scores.
+  double policyScore = 0;
 };
 
 using ModuleVerdict = std::variant<ModuleVerified, Divergence, Error>;

@@ -9,7 +9,7 @@
 ///     {"features":[<clang's features, in clang's order>..., <action spec>],
 ///      "score":{"name":"reward","type":"float","port":0,"shape":[1]},
 ///      "problem":"regalloc",
-///      "policy":"fallback:evict-none-else-first-valid",
+///      "policy":"host-emulation-v1:default-eviction",
 ///      "action":"index_to_evict"}
 ///
 /// and what `replay --verify` needs to compile the same way again, each
@@ -28,9 +28,11 @@
 ///  - `problem`, `policy`, `action`: what produced the trace. `policy`
 ///    names the decision source: `clang-default:<feature>` (clang's own
 ///    decision, read from the stream), `clang-training-log` (a
-///    development-mode clang's own log of its default heuristic), or
-///    `fallback:<name>` (a host policy, for problems whose default
-///    decision stock clang does not expose).
+///    development-mode clang's own log of its default heuristic),
+///    `host-emulation-v1:default-eviction` (the host's versioned emulation
+///    of clang's default eviction advisor), or `fallback:<name>` (a host
+///    policy, for problems whose default decision stock clang does not
+///    expose).
 ///
 /// Contexts are named `<module>` for module-level problems (inlining) and
 /// `<module>:<function>` for per-function problems (register allocation).

@@ -13,24 +13,28 @@ Result<env::ActionValue> TracePolicy::choose(const env::StepResult& step) const 
   return *action;
 }
 
-std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOptions& options) {
+std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOptions& options,
+                               std::string_view defaultSource) {
   if (problem.name() == "inlining")
     return "inlining_default";
   if (problem.name() == "regalloc")
-    return "evict-none-else-first-valid";
+    return defaultSource.empty() ? "evict-none-else-first-valid" : std::string(defaultSource);
   if (problem.name() == "regalloc-priority")
-    return fmt::format("constant-priority={}", options.constantPriority);
+    return options.priorityFallback == "constant"
+               ? fmt::format("constant-priority={}", options.constantPriority)
+               : fmt::format("priority={}", options.priorityFallback);
   return "host-fallback";
 }
 
 Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view requested,
-                                  const env::ProblemOptions& options, bool developmentLog) {
+                                  const env::ProblemOptions& options, bool developmentLog,
+                                  std::string_view defaultSource) {
   if (requested.empty())
     requested = "default";
   TracePolicy policy;
   if (requested == "fallback") {
     policy.source = PolicySource::kFallback;
-    policy.name = "fallback:" + fallbackPolicyName(problem, options);
+    policy.name = "fallback:" + fallbackPolicyName(problem, options, defaultSource);
     return policy;
   }
   if (requested != "default")
@@ -41,9 +45,15 @@ Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view 
   if (problem.name() == "inlining") {
     policy.source = PolicySource::kClangDefault;
     policy.name = "clang-default:inlining_default";
+  } else if (defaultSource.starts_with("clang-default:")) {
+    policy.source = PolicySource::kClangDefault;
+    policy.name = std::string(defaultSource);
   } else if (developmentLog) {
     policy.source = PolicySource::kTrainingLog;
     policy.name = "clang-training-log";
+  } else if (!defaultSource.empty()) {
+    policy.source = PolicySource::kClangDefault;
+    policy.name = std::string(defaultSource);
   } else {
     policy.source = PolicySource::kFallback;
     policy.name = "fallback:" + fallbackPolicyName(problem, options);

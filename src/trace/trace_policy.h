@@ -8,15 +8,20 @@
 ///    observation (`inlining_default`); the header names it
 ///    `clang-default:inlining_default`. Stock clang does not expose the
 ///    default eviction or priority decision, so for the register-allocation
-///    problems `default` means, in order: a development-mode clang's own
-///    training log of its default heuristic, when the probe finds one
-///    (dev_mode_probe.h; header `clang-training-log`); else the problem's
-///    host fallback policy (below), named as such in the header.
+///    problems `default` means, in order: clang's own default when the
+///    environment has it (`clang-default:<feature>`, a clang with
+///    `-regalloc-evict-interactive-include-default`); a development-mode
+///    clang's own training log of its default heuristic, when the probe
+///    finds one (dev_mode_probe.h; header `clang-training-log`); the host's
+///    emulation of the default eviction advisor
+///    (`host-emulation-v1:default-eviction`, regalloc_default_policy.h);
+///    else the problem's host fallback policy (below), named as such.
 ///  - `fallback`: the host fallback policy env/ uses to finish truncated
 ///    episodes: `fallback:inlining_default` (inlining),
-///    `fallback:evict-none-else-first-valid` (regalloc: evict nothing when
-///    the mask allows it, else the first valid candidate),
-///    `fallback:constant-priority=<p>` (regalloc-priority).
+///    `fallback:<default source>` (regalloc: its default decision, above;
+///    `fallback:evict-none-else-first-valid` when it has none),
+///    `fallback:priority=<kind>` (regalloc-priority; `--priority-fallback`,
+///    env/problem.h), or `fallback:constant-priority=<p>` for `constant`.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TRACE_TRACE_POLICY_H
@@ -30,7 +35,7 @@
 namespace mlgo::trace {
 
 enum class PolicySource : uint8_t {
-  kClangDefault, ///< StepResult::defaultAction (clang's decision in the stream).
+  kClangDefault, ///< StepResult::defaultAction (clang's decision, or the host emulation).
   kFallback,     ///< StepResult::fallbackAction (the host policy).
   kTrainingLog,  ///< A development-mode clang's own log (no interactive episode).
 };
@@ -47,13 +52,17 @@ struct TracePolicy {
 
 /// Resolves `--policy` (`default`, `fallback`; empty = `default`) for a
 /// problem. `developmentLog`: whether the clang can log its own default
-/// decisions for this problem (dev_mode_probe.h). kInvalidArgument for an
-/// unknown policy name.
+/// decisions for this problem (dev_mode_probe.h). `defaultSource`: the
+/// environment's EnvironmentDescription::defaultActionSource (empty when
+/// not known yet). kInvalidArgument for an unknown policy name.
 Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view requested,
-                                  const env::ProblemOptions& options, bool developmentLog);
+                                  const env::ProblemOptions& options, bool developmentLog,
+                                  std::string_view defaultSource = {});
 
-/// The host fallback policy's name for a problem (`evict-none-else-first-valid`).
-std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOptions& options);
+/// The host fallback policy's name for a problem (`evict-none-else-first-valid`,
+/// or the default source the regalloc fallback follows).
+std::string fallbackPolicyName(const env::Problem& problem, const env::ProblemOptions& options,
+                               std::string_view defaultSource = {});
 
 } // namespace mlgo::trace
 

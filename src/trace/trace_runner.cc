@@ -2,6 +2,7 @@
 #include "trace/trace_runner.h"
 
 #include "mlgo/corpus/command_line.h"
+#include "mlgo/env/score.h"
 #include "trace/dev_mode_probe.h"
 #include "trace/module_tracer.h"
 #include "trace/trace_file.h"
@@ -127,6 +128,9 @@ void Run::finished(size_t position, Result<TracedModule> result) {
       report_.withoutDecisions += traced->observations == 0;
       report_.observations += traced->observations;
       report_.contexts += traced->contexts;
+      report_.defaultTotal += traced->defaultScore;
+      report_.policyTotal += traced->policyScore;
+      report_.moduleRewardSum += env::relativeReward(traced->policyScore, traced->defaultScore);
       // Reusing written buffers spares the page faults of growing new ones.
       if (spare_.size() < kSpareBuffers)
         spare_.push_back(std::move(traced->records));
@@ -213,7 +217,8 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
   Prepared prepared;
   prepared.environment = std::move(**created);
   auto policy = resolvePolicy(**problem, options.policy, envOptions.problemOptions,
-                              developmentLog.has_value());
+                              developmentLog.has_value(),
+                              prepared.environment->describe().defaultActionSource);
   if (!policy.ok())
     return policy.error();
   prepared.policy = std::move(*policy);

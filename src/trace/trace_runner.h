@@ -69,6 +69,13 @@ struct TraceReport {
   double wallSeconds = 0;
   double hostCpuSeconds = 0;  ///< mlgo-env's own CPU (getrusage SELF) during the run.
   double childCpuSeconds = 0; ///< Reaped children's CPU (clang) during the run.
+  /// Scores summed over the modules done, and the sum of their rewards
+  /// (relativeReward per module): totals can be dominated by one hot
+  /// function, the mean of per-module rewards cannot.
+  double defaultTotal = 0;
+  double policyTotal = 0;
+  double moduleRewardSum = 0;
+  double moduleRewardMean() const { return done == 0 ? 0 : moduleRewardSum / double(done); }
 };
 
 /// Progress callbacks, called from worker threads under the runner's lock

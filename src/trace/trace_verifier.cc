@@ -1,6 +1,7 @@
 //===- trace/trace_verifier.cc - replaying a trace against clang ------------===//
 #include "trace/trace_verifier.h"
 
+#include "mlgo/env/score.h"
 #include "trace/log_reader.h"
 #include "trace/module_verifier.h"
 #include "trace/trace_header.h"
@@ -242,6 +243,9 @@ Result<VerifyReport> Verifier::finish() {
       ++report_.modules;
       report_.observations += ok->observations;
       report_.outcomes += ok->outcomes;
+      report_.defaultTotal += ok->defaultScore;
+      report_.policyTotal += ok->policyScore;
+      report_.moduleRewardSum += env::relativeReward(ok->policyScore, ok->defaultScore);
     } else if (auto* d = std::get_if<Divergence>(&verdict)) {
       report_.divergence = *d;
       break;

@@ -64,6 +64,13 @@ struct VerifyReport {
   uint64_t outcomes = 0;     ///< Outcomes checked.
   std::optional<Divergence> divergence;
   double wallSeconds = 0;
+  /// Over the modules replayed: summed scores and per-module rewards.
+  double defaultTotal = 0;
+  double policyTotal = 0;
+  double moduleRewardSum = 0;
+  double moduleRewardMean() const {
+    return modules == 0 ? 0 : moduleRewardSum / double(modules);
+  }
 };
 
 /// Verifies the trace. Errors for what prevents verifying (unreadable or

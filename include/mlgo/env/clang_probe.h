@@ -7,6 +7,9 @@
 /// clang's header declared. The probe answers every decision with the
 /// problem's fallback policy, so it also checks that the policy is accepted.
 ///
+/// Also which LLVM options it knows (`-mllvm --help-list-hidden`), to find
+/// optional capabilities such as clang's own default eviction decision.
+///
 /// Thread-safe (each call uses its own temporary directory).
 ///
 //===----------------------------------------------------------------------===//
@@ -18,7 +21,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace mlgo::env {
 
@@ -57,6 +63,26 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
 Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
                                            const Problem& problem,
                                            const std::filesystem::path& dir);
+
+/// The option names (without leading dashes and without `=<value>`) listed
+/// in the output of `clang -mllvm --help-list-hidden`: every line whose
+/// first word starts with `-`. Anything else is ignored.
+std::vector<std::string> parseLlvmOptionList(std::string_view helpText);
+
+/// Runs `clang -mllvm --help-list-hidden` (which lists LLVM's options and
+/// exits) and parses it. kNotFound when clang does not exist, kCompiler when
+/// it fails.
+Result<std::vector<std::string>>
+queryLlvmOptions(const std::filesystem::path& clang,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+/// The option making the eviction advisor also send clang's own default
+/// decision (newer LLVM than 22).
+inline constexpr std::string_view kRegallocIncludeDefaultOption =
+    "regalloc-evict-interactive-include-default";
+
+/// Whether `options` (parseLlvmOptionList) offers kRegallocIncludeDefaultOption.
+bool offersRegallocIncludeDefault(std::span<const std::string> options);
 
 } // namespace mlgo::env
 

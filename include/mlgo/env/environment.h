@@ -110,6 +110,10 @@ struct EnvironmentDescription {
   /// The action tensor; always set.
   std::optional<protocol::TensorSpec> actionSpec;
   std::string actionRule;
+  /// Where StepResult::defaultAction comes from (BoundProblem::
+  /// defaultDecisionSource): `clang-default:<feature>`,
+  /// `host-emulation-v1:default-eviction`, or empty (none).
+  std::string defaultActionSource;
   std::string rewardDefinition;
   std::filesystem::path corpusRoot;
   size_t corpusModules = 0;
@@ -159,7 +163,9 @@ struct StepResult {
   double reward = 0;
   bool terminated = false;
   bool truncated = false;
-  /// clang's own decision for this request, when it tells (inlining).
+  /// The default decision for this request, when known: clang's own
+  /// (inlining) or the host emulation (regalloc); see
+  /// EnvironmentDescription::defaultActionSource.
   std::optional<ActionValue> defaultAction;
   /// What the fallback policy would answer.
   std::optional<ActionValue> fallbackAction;

@@ -9,11 +9,12 @@
 ///  - inlining: inline this call site? Valid: 0 or 1. Fallback: clang's own
 ///    decision (`inlining_default`).
 ///  - regalloc (eviction): which live range to evict. Valid: an index i with
-///    mask[i] == 1. Fallback: "evict nothing" (the last position) when
-///    allowed, else the first valid candidate.
+///    mask[i] == 1. Default decision and fallback: clang's own default when
+///    the clang offers it (ProblemOptions::regallocClangDefault), else the
+///    host's emulation of the default advisor (regalloc_default_policy.h).
 ///  - regalloc-priority: the priority of a live range. Valid: finite and in
-///    [0, 2^32) once rounded to the advice's float type. Fallback: a
-///    constant.
+///    [0, 2^32) once rounded to the advice's float type. Fallback: one of
+///    kPriorityFallbacks (default `weight`).
 ///
 /// Feature and advice specs are never hard-coded: they come from clang's
 /// header; bind() checks only what the rules above rely on (the advice type
@@ -62,8 +63,20 @@ struct ProblemOptions {
   /// clang keeps asking on big modules, so answering the default reproduces
   /// a plain compile.
   double sizeIncreaseThreshold = 100.0;
-  /// regalloc-priority: what the fallback policy answers.
+  /// regalloc-priority: what the fallback policy answers, from the three
+  /// features (li_size, stage, weight), which cannot reproduce clang's
+  /// default priority (it also uses whether the range is local to a block,
+  /// its start, hints and the register class's priority). One of
+  /// kPriorityFallbacks; scripts/bench_priority_fallbacks.py measures them.
+  std::string priorityFallback = "weight";
+  /// regalloc-priority: the answer of the `constant` fallback.
   double constantPriority = 1.0;
+  /// regalloc: clang accepts `-regalloc-evict-interactive-include-default`
+  /// (found by probeRegallocIncludeDefault): it is passed, and clang's own
+  /// default decision (the feature whose name contains "default") becomes
+  /// the default decision and fallback instead of the host emulation. The
+  /// feature is shown to the agent only with includeDefaultFeature.
+  bool regallocClangDefault = false;
   /// inlining: an IR2Vec vocabulary (absolute path; empty = off). clang then
   /// adds the features `callee_embedding` and `caller_embedding` (float
   /// [dimension]) to every observation; see ir2vec::inlinerVocabularyFlags.
@@ -73,6 +86,14 @@ struct ProblemOptions {
   /// features have it (0 = not checked).
   unsigned ir2vecDimension = 0;
 };
+
+/// The regalloc-priority fallbacks: `constant` (constantPriority),
+/// `li_size`, `weight` (weight x 1000), `stage` (1, or 0 for a range clang
+/// deferred after failing to assign it: stage 2, RS_Split), `stage-then-size`
+/// (2^23 + li_size/2, or li_size/2 alone for stage 2). Sizes and weights are
+/// clamped to [0, 2^24), where float32 is exact.
+inline constexpr std::string_view kPriorityFallbacks[] = {"constant", "li_size", "weight",
+                                                          "stage", "stage-then-size"};
 
 /// A problem bound to one header: the rules for its observations.
 class BoundProblem {
@@ -96,6 +117,10 @@ public:
   virtual std::optional<ActionValue> defaultDecision(const Observation&) const {
     return std::nullopt;
   }
+  /// Where defaultDecision() comes from: `clang-default:<feature>` (clang
+  /// reports it), `host-emulation-v1:default-eviction` (the host computes
+  /// it), or empty (no default decision).
+  virtual std::string defaultDecisionSource() const { return {}; }
   /// One-line description of the valid actions, for `describe`.
   virtual std::string actionRule() const = 0;
 
