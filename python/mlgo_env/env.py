@@ -177,7 +177,7 @@ class Env(_EnvBase):
     def backend(self) -> Backend:
         return self._backend
 
-    def modules(self) -> list:
+    def corpus_modules(self) -> list:
         """The corpus modules, in corpus order."""
         return self._backend.modules()
 

@@ -121,6 +121,10 @@ class VectorEnv:
                 self.episodes[i] = None
         return observations, rewards, terminated, truncated, infos
 
+    def corpus_modules(self) -> List[str]:
+        """The corpus modules, in corpus order."""
+        return self._backend.modules()
+
     def live(self) -> List[int]:
         """Slots with an open episode."""
         return [i for i, e in enumerate(self.episodes) if e is not None]
