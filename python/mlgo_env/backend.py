@@ -113,6 +113,24 @@ class InProcessBackend(Backend):
         return list(self._core.modules())
 
 
+_FLOAT_FIELDS = ("policy_score", "default_score", "compile_seconds", "compiler_cpu_seconds")
+
+
+def _floats(info: Dict[str, Any]) -> Dict[str, Any]:
+    """JSON writes 2524.0 as 2524: give scores the type the in-process backend
+    gives them."""
+    for key in _FLOAT_FIELDS:
+        if key in info:
+            info[key] = float(info[key])
+    for context in info.get("contexts", ()):
+        for key in ("policy_score", "default_score"):
+            if key in context:
+                context[key] = float(context[key])
+    if "module_embedding" in info:
+        info["module_embedding"] = [float(v) for v in info["module_embedding"]]
+    return info
+
+
 class RemoteBackend(Backend):
     """A server reached through a Client; base64 observations."""
 
@@ -143,8 +161,8 @@ class RemoteBackend(Backend):
                 continue
             out.append((result["episode"], result["module"],
                         _remote.decode_observation(result["observation"], self._specs),
-                        result["reward"], result["terminated"], result["truncated"],
-                        result["info"]))
+                        float(result["reward"]), result["terminated"], result["truncated"],
+                        _floats(result["info"])))
         return out
 
     def _one(self, method: str, params: Dict[str, Any]) -> Any:
@@ -164,8 +182,8 @@ class RemoteBackend(Backend):
                 out.append(result)
                 continue
             out.append((_remote.decode_observation(result["observation"], self._specs),
-                        result["reward"], result["terminated"], result["truncated"],
-                        result["info"]))
+                        float(result["reward"]), result["terminated"], result["truncated"],
+                        _floats(result["info"])))
         return out
 
     def close_episode(self, episode: int) -> None:

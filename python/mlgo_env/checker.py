@@ -31,7 +31,7 @@ from .spaces import HAVE_GYMNASIUM
 def _same(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return a is b
-    return set(a) == set(b) and all(np.array_equal(a[k], b[k]) for k in a)
+    return set(a) == set(b) and all(a[k].tobytes() == b[k].tobytes() for k in a)
 
 
 def check_env(env: Any, seed: int = 0, max_steps: int = 200) -> None:

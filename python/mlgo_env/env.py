@@ -106,6 +106,8 @@ class Env(_EnvBase):
         ``info["reward"]``; sampled ones are skipped.
         """
         self._check_open()
+        if seed is not None and (not isinstance(seed, int) or seed < 0):
+            raise InvalidParams(f"seed must be a non-negative int, not {seed!r}")
         if _gym is not None:  # pragma: no cover - depends on the machine
             super().reset(seed=seed)
         if seed is not None:

@@ -6,10 +6,13 @@ members agents use (``shape``, ``dtype``, ``n``, ``low``, ``high``,
 ``spaces``, ``contains()``, ``sample()``, ``seed()``).
 
 - observation: ``Dict({feature: Box(shape=spec shape, dtype=spec type)})``;
-  bounds are the dtype's range (the specs carry none).
+  bounds are the dtype's range (the specs carry none). clang sends NaN in
+  some float features (regalloc's ``use_def_density`` of absent
+  candidates): an unbounded float Box contains NaN here, unlike plain
+  gymnasium.
 - action: inlining ``Discrete(2)``; regalloc ``Discrete(candidates)`` (the
-  ``mask`` length; only indices whose mask is 1 are valid, see
-  ``info["action_mask"]``); regalloc-priority ``Box(0, 2**32)`` of the advice
+  ``mask`` length; only indices whose ``obs["mask"]`` is 1 are valid:
+  ``action_space.sample(mask=obs["mask"].ravel().astype(np.int8))``); regalloc-priority ``Box(0, 2**32)`` of the advice
   type (float32), scalar.
 """
 
@@ -105,7 +108,10 @@ class Box(_Space):
                 return False
         if x.shape != self.shape or not np.can_cast(x.dtype, self.dtype):
             return False
-        return bool(np.all(x >= self.low) and np.all(x <= self.high))
+        inside = (x >= self.low) & (x <= self.high)
+        if np.issubdtype(self.dtype, np.floating):
+            inside |= np.isnan(x) & np.isneginf(self.low) & np.isposinf(self.high)
+        return bool(np.all(inside))
 
     def sample(self) -> np.ndarray:
         if np.issubdtype(self.dtype, np.integer):
@@ -147,6 +153,9 @@ class Dict(_Space):
     def sample(self) -> TDict[str, Any]:
         return {name: space.sample() for name, space in self.spaces.items()}
 
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Dict) and self.spaces == other.spaces
+
     def __getitem__(self, key: str) -> _Space:
         return self.spaces[key]
 
@@ -157,9 +166,21 @@ class Dict(_Space):
         return "Dict(" + ", ".join(f"{k}: {v!r}" for k, v in self.spaces.items()) + ")"
 
 
+if _gym_spaces is not None:  # pragma: no cover - depends on the machine
+    class _GymBox(_gym_spaces.Box):
+        """gymnasium's Box, except that NaN is contained where the bounds are
+        infinite (as in the stand-in Box)."""
+
+        def contains(self, x: Any) -> bool:
+            if isinstance(x, np.ndarray) and np.issubdtype(self.dtype, np.floating):
+                x = np.where(np.isnan(x) & np.isneginf(self.low) & np.isposinf(self.high), 0, x
+                             ).astype(x.dtype)
+            return super().contains(x)
+
+
 def _box(low: Any, high: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     if _gym_spaces is not None:  # pragma: no cover - depends on the machine
-        return _gym_spaces.Box(low=low, high=high, shape=shape, dtype=np.dtype(dtype))
+        return _GymBox(low=low, high=high, shape=shape, dtype=np.dtype(dtype))
     return Box(low, high, shape, dtype)
 
 
