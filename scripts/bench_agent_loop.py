@@ -17,8 +17,9 @@ next module from a shared queue (largest first); mlgo_env paths run with a
 warm baseline cache (one untimed pass fills it). The policy: inlining follows
 clang's own decision (`inlining_default`), regalloc evicts nothing when
 allowed (the last position), else the first valid candidate. The paths take
-turns within each round; the script prints median wall times over --rounds
-and each path's ratio to plain.
+turns within each round (the order rotates per round); the script prints
+median wall times over --rounds, each path's ratio to plain, and the ratio of
+the best runs (which a busy machine disturbs least).
 
 Usage: scripts/bench_agent_loop.py [--rounds 3] [--problem inlining|regalloc|all]
                                    [--mlgo-env build/src/mlgo-env]
@@ -76,15 +77,17 @@ def read_header(f):
 
 
 def read_observation(event, f, specs):
+    """Reads the record starting with line `event`: None for a context line
+    (a function without decisions may be followed by another context)."""
     event = json.loads(event)
-    if "context" in event:
-        event = json.loads(f.readline())
+    if "observation" not in event:
+        return None
     features = {}
     for name, dtype, shape in specs:
         size = dtype.itemsize * int(np.prod(shape))
         features[name] = np.frombuffer(f.read(size), dtype=dtype).reshape(shape)
     f.readline()
-    return int(event["observation"]), features
+    return features
 
 
 def reference_episode(problem, argv, scratch, index):
@@ -104,7 +107,9 @@ def reference_episode(problem, argv, scratch, index):
                 event = fc.readline()
                 if not event:
                     break
-                _, features = read_observation(event, fc, specs)
+                features = read_observation(event, fc, specs)
+                if features is None:
+                    continue
                 tc.write(np.array(trivial_action(problem, features), dtype=advice).tobytes())
                 tc.flush()
                 steps += 1
@@ -220,9 +225,12 @@ def bench(args, problem):
             "vector": lambda: play_vector(vector, modules),
         }
         times = {name: [] for name in paths}
+        names = list(paths)
         for round_ in range(args.rounds):
-            for name, run in paths.items():
-                times[name].append(run())
+            # Rotate the order so that no path always runs first (or last).
+            shift = round_ % len(names)
+            for name in names[shift:] + names[:shift]:
+                times[name].append(paths[name]())
             print(f"  {problem} round {round_ + 1}: " + ", ".join(
                 f"{n} {t[-1]:.2f}s" for n, t in times.items()), flush=True)
         for env in local + remote:
