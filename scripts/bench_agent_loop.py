@@ -18,8 +18,9 @@ warm baseline cache (one untimed pass fills it). The policy: inlining follows
 clang's own decision (`inlining_default`), regalloc evicts nothing when
 allowed (the last position), else the first valid candidate. The paths take
 turns within each round (the order rotates per round); the script prints
-median wall times over --rounds, each path's ratio to plain, and the ratio of
-the best runs (which a busy machine disturbs least).
+median wall times over --rounds, each path's ratio to plain, the ratio of
+the best runs (which a busy machine disturbs least), and the CPU time of this
+process (Python and the in-process environment) and of the compilers it ran.
 
 Usage: scripts/bench_agent_loop.py [--rounds 3] [--problem inlining|regalloc|all]
                                    [--mlgo-env build/src/mlgo-env]
@@ -29,6 +30,7 @@ import io
 import json
 import os
 import queue
+import resource
 import shutil
 import statistics
 import subprocess
@@ -126,6 +128,20 @@ def reference_episode(problem, argv, scratch, index):
 
 
 # --- the paths ------------------------------------------------------------
+
+def cpu_seconds(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measured(run):
+    """Runs `run` (which returns its wall time); returns (wall, this process's
+    CPU, its reaped children's CPU)."""
+    self0, children0 = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
+    wall = run()
+    return (wall, cpu_seconds(resource.RUSAGE_SELF) - self0,
+            cpu_seconds(resource.RUSAGE_CHILDREN) - children0)
+
 
 def run_workers(items, work, workers=2):
     """Calls work(worker, item) for every item, `workers` threads pulling from
@@ -225,12 +241,15 @@ def bench(args, problem):
             "vector": lambda: play_vector(vector, modules),
         }
         times = {name: [] for name in paths}
+        cpu = {name: [] for name in paths}
         names = list(paths)
         for round_ in range(args.rounds):
             # Rotate the order so that no path always runs first (or last).
             shift = round_ % len(names)
             for name in names[shift:] + names[:shift]:
-                times[name].append(paths[name]())
+                wall, host, children = measured(paths[name])
+                times[name].append(wall)
+                cpu[name].append((host, children))
             print(f"  {problem} round {round_ + 1}: " + ", ".join(
                 f"{n} {t[-1]:.2f}s" for n, t in times.items()), flush=True)
         for env in local + remote:
@@ -242,11 +261,14 @@ def bench(args, problem):
             server.wait(timeout=60)
         shutil.rmtree(scratch, ignore_errors=True)
     medians = {name: statistics.median(t) for name, t in times.items()}
-    print(f"{problem}: {len(modules)} modules, 2 workers, medians over {args.rounds} rounds")
+    print(f"{problem}: {len(modules)} modules, 2 workers, medians over {args.rounds} rounds "
+          "(cpu: this process / the clangs it reaped; a server's clangs are not ours)")
     for name, median in medians.items():
         best = min(times[name]) / min(times["plain"])
+        host = statistics.median(c[0] for c in cpu[name])
+        children = statistics.median(c[1] for c in cpu[name])
         print(f"  {name:10} {median:7.2f} s  {median / medians['plain']:5.2f}x plain "
-              f"(best/best {best:4.2f}x)")
+              f"(best/best {best:4.2f}x)  cpu {host:6.2f} s / {children:6.2f} s")
     print(f"  inprocess / reference: {medians['inprocess'] / medians['reference']:.2f}x; "
           f"remote / plain: {medians['remote'] / medians['plain']:.2f}x")
     return medians

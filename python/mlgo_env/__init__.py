@@ -94,15 +94,19 @@ def make(problem: str = "inlining", corpus: Optional[str] = None, *,
         delete_flags=delete_flags, replace_flags=replace_flags, add_flags=add_flags)))
 
 
+_MAKE_OPTIONS = {
+    "corpus", "jobs", "cache_dir", "disk_cache", "ir2vec_vocab", "clang", "temp_dir",
+    "compile_timeout", "max_observations", "max_episodes", "include_default_feature", "sampler",
+    "seed", "module_embeddings", "delete_flags", "replace_flags", "add_flags"}
+
+
 def make_vec(problem: str = "inlining", num_envs: int = 2, corpus: Optional[str] = None, *,
              remote: Union[None, str, Sequence[str], Client] = None, **options: Any) -> VectorEnv:
     """A ``VectorEnv`` of ``num_envs`` slots; the other arguments as make()'s.
     In process, ``jobs`` defaults to ``num_envs``."""
     if remote is None:
         options.setdefault("jobs", num_envs)
-    options["corpus"] = corpus
-    unknown = set(options) - set(make.__code__.co_varnames[:make.__code__.co_argcount
-                                                           + make.__code__.co_kwonlyargcount])
+    unknown = set(options) - _MAKE_OPTIONS
     if unknown:
         raise TypeError(f"make_vec() got unexpected options {sorted(unknown)}")
-    return VectorEnv(_backend(problem, remote, options), num_envs)
+    return VectorEnv(_backend(problem, remote, dict(options, corpus=corpus)), num_envs)
