@@ -11,7 +11,7 @@ import sys
 import mlgo_env
 
 vec = mlgo_env.make_vec("inlining", num_envs=4, remote=sys.argv[1])
-obs, infos = vec.reset(seed=0)
+obs, infos = vec.reset()  # four sampled modules
 rewards = {}
 while vec.live():
     actions = [info.get("default_action", 0) for info in infos]

@@ -50,7 +50,9 @@ class VectorEnv:
     def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
               ) -> Tuple[List[Optional[Dict[str, np.ndarray]]], List[Dict[str, Any]]]:
         """Starts one episode per slot (closing open ones). ``seed``: slot i
-        reseeds the sampler with ``seed + i``. ``options``: ``modules`` (one
+        reseeds the sampler with ``seed + i`` (with the default round-robin
+        sampler the first module does not depend on the seed, so seeded slots
+        may all start the same module; without a seed they sample on). ``options``: ``modules`` (one
         name per slot), ``max_steps``. A failed reset leaves its slot idle
         with ``info["error"]``."""
         self._check_open()
