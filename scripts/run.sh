@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The main job: installs what is needed, builds, and plays the example agents
-# against mlgo-env on the bundled demo corpus (inlining with IR2Vec features, and
-# regalloc), printing a per-module table of scores and rewards. Idempotent.
+# of the Python package mlgo_env (python/) on the bundled demo corpus (inlining
+# with IR2Vec features, and regalloc), printing a per-module table of scores
+# and rewards. Idempotent. Flags go to `python -m mlgo_env.demo` (--serve, --jobs).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$here/scripts/setup.sh"
-exec python3 "$here/scripts/run_demo.py" --mlgo-env "$here/build/src/mlgo-env" "$@"
+cd "$here"
+PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" MLGO_ENV="$here/build/src/mlgo-env" \
+  exec /usr/bin/python3 -m mlgo_env.demo "$@"

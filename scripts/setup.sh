@@ -15,6 +15,8 @@ packages=(
   libboost-dev libboost-filesystem-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   python3 valgrind
+  python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-matplotlib  # the Python package mlgo_env
+  python3-pip python3-setuptools python3-wheel python3-venv  # pip install ./python
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -14,10 +14,12 @@ import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import agents  # noqa: E402
-import mlgo_client  # noqa: E402
-from mlgo_client import MlgoError  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import mlgo_env  # noqa: E402
+from mlgo_env import agents, remote  # noqa: E402
+from mlgo_env.errors import MlgoError  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
 SMALL_INLINING = ["sha256.o", "bignum.o", "codecs.o", "arena_alloc.o", "csv_parser.o"]
@@ -48,7 +50,7 @@ class Server:
             self.lines.append(line)
 
     def connect(self):
-        return mlgo_client.connect(self.address)
+        return remote.connect(self.address)
 
     def stop(self):
         self.process.terminate()
@@ -94,32 +96,34 @@ class Conformance(ServedTestCase):
         self.assertNotIn("callee_embedding", [f["name"] for f in spec["observation_spec"]])
 
     def test_env_episode_follow_default_gives_reward_zero(self):
-        env = mlgo_client.Env(self.client)
+        env = mlgo_env.make("inlining", remote=self.client)
         result = agents.play_episode(env, "default", module="sha256.o")
         self.assertGreater(result["steps"], 0)
         self.assertEqual(result["reward"], 0.0)
         self.assertEqual(result["policy_score"], result["default_score"])
 
     def test_base64_observations_decode(self):
-        env = mlgo_client.Env(self.client, encoding="base64")
-        obs, info = env.reset(options={"module": "bignum.o"})
-        self.assertEqual(set(obs), set(env.observation_spec))
-        value = obs["callee_users"]
-        self.assertEqual(len(value), 1)
-        plain = mlgo_client.Env(self.client)
-        obs2, _ = plain.reset(options={"module": "bignum.o"})
-        self.assertEqual(list(value), obs2["callee_users"])
-        env.close()
-        plain.close()
+        specs = remote.feature_specs(self.client.describe())
+        decoded = {}
+        for encoding in ("base64", "json"):
+            result = self.client.call("reset", {"module": "bignum.o", "encoding": encoding})
+            self.assertEqual(isinstance(result["observation"]["callee_users"], str),
+                             encoding == "base64")
+            decoded[encoding] = remote.decode_observation(result["observation"], specs)
+            self.client.call("close", {"episode": result["episode"]})
+        self.assertEqual(set(decoded["base64"]), set(specs))
+        self.assertEqual(decoded["base64"]["callee_users"].shape, (1,))
+        for name in specs:
+            np.testing.assert_array_equal(decoded["base64"][name], decoded["json"][name])
 
     def test_error_codes(self):
         cases = [
-            ("fly", {}, mlgo_client.METHOD_NOT_FOUND),
-            ("reset", {"module": "nope.o"}, mlgo_client.INVALID_PARAMS),
-            ("reset", {"seed": -1}, mlgo_client.INVALID_PARAMS),
-            ("step", {"episode": 987654, "action": 1}, mlgo_client.UNKNOWN_EPISODE),
-            ("step", {"episode": "x", "action": 1}, mlgo_client.INVALID_PARAMS),
-            ("close", {"episode": 987654}, mlgo_client.UNKNOWN_EPISODE),
+            ("fly", {}, mlgo_env.MethodNotFound.code),
+            ("reset", {"module": "nope.o"}, mlgo_env.InvalidParams.code),
+            ("reset", {"seed": -1}, mlgo_env.InvalidParams.code),
+            ("step", {"episode": 987654, "action": 1}, mlgo_env.UnknownEpisode.code),
+            ("step", {"episode": "x", "action": 1}, mlgo_env.InvalidParams.code),
+            ("close", {"episode": 987654}, mlgo_env.UnknownEpisode.code),
         ]
         for method, params, code in cases:
             with self.assertRaises(MlgoError) as caught:
@@ -128,34 +132,32 @@ class Conformance(ServedTestCase):
         episode = self.client.call("reset", {"module": "codecs.o"})["episode"]
         with self.assertRaises(MlgoError) as caught:
             self.client.call("step", {"episode": episode, "action": 5})
-        self.assertEqual(caught.exception.code, mlgo_client.INVALID_ACTION)
+        self.assertEqual(caught.exception.code, mlgo_env.InvalidAction.code)
         self.assertIn("0 (do not inline) or 1", caught.exception.message)
         self.client.call("step", {"episode": episode, "action": 1})  # still alive
         self.assertEqual(self.client.call("close", {"episode": episode})["closed"], True)
 
     def test_raw_protocol_errors(self):
         transport = self.client._transport
-        for line, code in [("{bad", mlgo_client.PARSE_ERROR), ("[]", mlgo_client.INVALID_REQUEST),
-                           ("x" * 70000, mlgo_client.LINE_TOO_LONG)]:
+        for line, code in [("{bad", mlgo_env.ParseError.code), ("[]", mlgo_env.InvalidRequest.code),
+                           ("x" * 70000, mlgo_env.LineTooLong.code)]:
             transport.send_line(line)
             reply = __import__("json").loads(transport.recv_line())
             self.assertEqual(reply["error"]["code"], code)
         self.assertEqual(self.client.describe()["problem"], "inlining")
 
     def test_batch_steps_many_episodes(self):
-        vec = mlgo_client.VectorEnv(self.client, 3)
-        first = vec.reset(modules=["sha256.o", "bignum.o", "codecs.o"])
-        infos = [info for _, info in first]
+        vec = mlgo_env.make_vec("inlining", 3, remote=self.client)
+        _, infos = vec.reset(options={"modules": ["sha256.o", "bignum.o", "codecs.o"]})
         finals = [None] * 3
         while vec.live():
             actions = [infos[i].get("default_action") for i in range(3)]
             live = vec.live()
-            for i, (obs, reward, terminated, truncated, info) in zip(range(3), vec.step(actions)):
-                if i not in live:
-                    continue
-                infos[i] = info
-                if terminated or truncated:
-                    finals[i] = (reward, info)
+            _, rewards, terminated, truncated, step_infos = vec.step(actions)
+            for i in live:
+                infos[i] = step_infos[i]
+                if terminated[i] or truncated[i]:
+                    finals[i] = (rewards[i], step_infos[i])
         for reward, info in finals:
             self.assertEqual(reward, 0.0)
 
@@ -184,10 +186,10 @@ class Ir2Vec(ServedTestCase):
             check=True, capture_output=True, text=True).stdout)
         expected = [sum(f["vector"][i] for f in embedded["embeddings"]) for i in range(75)]
 
-        for encoding in ("json", "base64"):
-            env = mlgo_client.Env(client, encoding=encoding)
+        for _ in range(1):
+            env = mlgo_env.make("inlining", remote=client)
             obs, info = env.reset(options={"module": "sha256.o"})
-            self.assertEqual(len(obs["callee_embedding"]), 75)
+            self.assertEqual(obs["callee_embedding"].shape, (75,))
             self.assertTrue(any(v != 0 for v in obs["caller_embedding"]))
             self.assertEqual(len(info["module_embedding"]), 75)
             for got, want in zip(info["module_embedding"], expected):
@@ -213,9 +215,9 @@ class Transports(unittest.TestCase):
             client.close()
         finally:
             self.assertEqual(server.stop(), 0)
-        client = mlgo_client.connect_stdio([MLGO_ENV, "--problem=regalloc-priority",
-                                            "--no-disk-cache"], stderr=subprocess.DEVNULL)
-        env = mlgo_client.Env(client)
+        client = remote.connect_stdio([MLGO_ENV, "--problem=regalloc-priority",
+                                       "--no-disk-cache"], stderr=subprocess.DEVNULL)
+        env = mlgo_env.make("regalloc-priority", remote=client)
         result = agents.play_episode(env, "random", random.Random(3), module="arena_alloc.o")
         self.assertGreater(result["steps"], 0)
         self.assertAlmostEqual(result["reward"],
@@ -246,7 +248,7 @@ class Concurrency(unittest.TestCase):
             rng = random.Random(index)
             try:
                 client = servers[problem].connect()
-                env = mlgo_client.Env(client)
+                env = mlgo_env.make(problem, remote=client)
                 for episode in range(20):
                     module = modules[(index + episode) % len(modules)]
                     result = agents.play_episode(env, policy, rng, module=module)

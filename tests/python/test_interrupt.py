@@ -19,8 +19,9 @@ import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
-import mlgo_client  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import mlgo_env  # noqa: E402
+from mlgo_env import remote  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
 
@@ -115,11 +116,11 @@ class Interrupt(unittest.TestCase):
         self.assert_nothing_left(process, signal.SIGINT, stderr)
 
     def test_stdio_server_hangup_kills_open_episodes(self):
-        client = mlgo_client.connect_stdio(
+        client = remote.connect_stdio(
             [MLGO_ENV, "--problem=inlining", f"--temp-dir={self.scratch}", "--no-disk-cache"],
             stderr=subprocess.DEVNULL)
         process = client._transport.process
-        env = mlgo_client.Env(client)
+        env = mlgo_env.make("inlining", remote=client)
         env.reset(options={"module": "bignum.o"})  # clang now waits for the agent
         self.assertTrue(self.compilers_running())
         process.send_signal(signal.SIGHUP)

@@ -1,0 +1,251 @@
+"""The remote transport: mlgo-env's agent protocol (JSON-RPC 2.0, one line per
+request or batch) over a Unix socket, TCP, or a child's stdio.
+
+``Client`` makes raw calls and batches; mlgo_env's ``Env`` and ``VectorEnv``
+use it through ``RemoteBackend`` (backend.py) with ``"encoding":"base64"``
+observations, so a step formats no JSON numbers: each tensor travels as its
+raw little-endian bytes in base64 and is decoded into a fresh numpy array.
+
+Errors: a reply's error raises the exception class of its code
+(errors.py); a connection that closes, resets or breaks raises
+``ServerGone``. A call interrupted (Ctrl-C) while waiting for its reply
+leaves the connection unusable: the client closes it, and the server then
+closes that connection's episodes and kills their compilers.
+"""
+
+from __future__ import annotations
+
+import binascii
+import itertools
+import json
+import socket
+import subprocess
+import threading
+from typing import Any, Callable, Dict, IO, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .errors import InternalError, MlgoError, ServerGone, error_for
+from .spaces import NUMPY_DTYPES
+
+__all__ = ["Client", "connect", "connect_unix", "connect_tcp", "connect_stdio",
+           "decode_observation"]
+
+
+class _Transport:
+    """A line-oriented byte stream."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], closer: Callable[[], None],
+                 where: str) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._closer = closer
+        self.where = where
+        self.process: Optional[subprocess.Popen] = None
+
+    def send_line(self, text: str) -> None:
+        try:
+            self._writer.write(text.encode("utf-8") + b"\n")
+            self._writer.flush()
+        except (BrokenPipeError, ConnectionError, ValueError) as error:
+            raise ServerGone(f"mlgo-env at {self.where} is gone: cannot send ({error})") from None
+
+    def recv_line(self) -> bytes:
+        try:
+            line = self._reader.readline()
+        except (ConnectionError, ValueError) as error:
+            raise ServerGone(f"mlgo-env at {self.where} is gone: {error}") from None
+        if not line:
+            raise ServerGone(f"mlgo-env at {self.where} closed the connection "
+                             "(the server exited or was killed)")
+        return line
+
+    def close(self) -> None:
+        self._closer()
+
+
+def connect_stdio(command: Sequence[str], stderr: Any = None) -> "Client":
+    """Spawns ``command`` (mlgo-env and its flags) and talks over its
+    stdin/stdout; ``stderr`` defaults to inheriting ours."""
+    process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=stderr)
+
+    def close() -> None:
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+    transport = _Transport(process.stdout, process.stdin, close, "stdio:" + str(command[0]))
+    transport.process = process
+    return Client(transport)
+
+
+def _socket_client(sock: socket.socket, where: str) -> "Client":
+    reader = sock.makefile("rb")
+    writer = sock.makefile("wb")
+
+    def close() -> None:
+        for f in (writer, reader):
+            try:
+                f.close()
+            except OSError:
+                pass
+        sock.close()
+
+    return Client(_Transport(reader, writer, close, where))
+
+
+def connect_tcp(host: str, port: int, timeout: Optional[float] = None) -> "Client":
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError as error:
+        raise ServerGone(f"cannot connect to mlgo-env at {host}:{port}: {error}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return _socket_client(sock, f"{host}:{port}")
+
+
+def connect_unix(path: str, timeout: Optional[float] = None) -> "Client":
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if timeout is not None:
+        sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError as error:
+        sock.close()
+        raise ServerGone(f"cannot connect to mlgo-env at unix:{path}: {error}") from None
+    return _socket_client(sock, "unix:" + path)
+
+
+def connect(address: Union[str, Sequence[str]]) -> "Client":
+    """``"unix:PATH"``, ``"HOST:PORT"``, or a list (an mlgo-env command for stdio)."""
+    if not isinstance(address, str):
+        return connect_stdio(list(address))
+    if address.startswith("unix:"):
+        return connect_unix(address[5:])
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"remote address {address!r} is neither unix:PATH nor HOST:PORT")
+    return connect_tcp(host.strip("[]") or "127.0.0.1", int(port))
+
+
+def _unwrap(reply: Dict[str, Any]) -> Any:
+    if "error" in reply:
+        error = reply["error"]
+        raise error_for(error.get("code"), error.get("message", ""), error.get("data"))
+    return reply["result"]
+
+
+class Client:
+    """Raw JSON-RPC calls. Thread-safe: one request line in flight at a time."""
+
+    def __init__(self, transport: _Transport) -> None:
+        self._transport = transport
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._broken: Optional[str] = None
+
+    @property
+    def where(self) -> str:
+        return self._transport.where
+
+    def _exchange(self, payload: Any) -> Any:
+        line = json.dumps(payload, separators=(",", ":"))
+        with self._lock:
+            if self._broken:
+                raise ServerGone(self._broken)
+            try:
+                self._transport.send_line(line)
+                reply = self._transport.recv_line()
+            except ServerGone as error:
+                self._broken = str(error.message)
+                raise
+            except BaseException:
+                # Interrupted mid-call: the reply would come out of order.
+                self._broken = (f"the connection to mlgo-env at {self.where} was closed after "
+                                "an interrupted call")
+                self._transport.close()
+                raise
+        return json.loads(reply)
+
+    def call(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
+        """One request; returns its result or raises the error's class."""
+        request: Dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+        if params is not None:
+            request["params"] = params
+        return _unwrap(self._exchange(request))
+
+    def batch(self, calls: Sequence[Tuple[str, Optional[Dict[str, Any]]]]) -> List[Any]:
+        """Sends ``[(method, params), ...]`` as one line; returns per call, in
+        order, its result or its exception instance (not raised)."""
+        if not calls:
+            return []
+        requests = []
+        for method, params in calls:
+            request: Dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+            if params is not None:
+                request["params"] = params
+            requests.append(request)
+        replies = self._exchange(requests)
+        if isinstance(replies, dict):  # the whole line was refused
+            _unwrap(replies)
+        by_id = {reply.get("id"): reply for reply in replies}
+        out: List[Any] = []
+        for request in requests:
+            reply = by_id.get(request["id"])
+            if reply is None:
+                out.append(InternalError("the server sent no reply for a request"))
+                continue
+            try:
+                out.append(_unwrap(reply))
+            except MlgoError as error:
+                out.append(error)
+        return out
+
+    def describe(self) -> Dict[str, Any]:
+        return self.call("describe")
+
+    def close(self) -> None:
+        if self._broken is None:
+            self._broken = f"the connection to mlgo-env at {self.where} is closed"
+            self._transport.close()
+        elif self._transport.process is not None:
+            self._transport.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def decode_observation(observation: Optional[Dict[str, Any]],
+                       specs: Dict[str, Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[str, np.ndarray]]:
+    """An observation from a reply as fresh numpy arrays: base64 strings are
+    decoded (raw little-endian bytes), JSON lists converted; ``specs`` maps
+    each feature to its (numpy dtype, shape)."""
+    if observation is None:
+        return None
+    out = {}
+    for name, value in observation.items():
+        dtype, shape = specs[name]
+        if isinstance(value, str):
+            array = np.frombuffer(binascii.a2b_base64(value), dtype=dtype).reshape(shape).copy()
+        else:
+            array = np.asarray(value, dtype=dtype).reshape(shape)
+        out[name] = array
+    return out
+
+
+def feature_specs(description: Dict[str, Any]) -> Dict[str, Tuple[str, Tuple[int, ...]]]:
+    """{feature: (numpy dtype, shape)} from describe()'s observation_spec."""
+    return {s["name"]: (NUMPY_DTYPES[s["type"]], tuple(s["shape"]))
+            for s in description["observation_spec"]}
+
+

@@ -1,0 +1,131 @@
+"""Documented exceptions: invalid and mistyped actions, bad arguments, a
+killed server; a module without decisions; Ctrl-C."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+import mlgo_env
+from conftest import MLGO_ENV, NO_DECISIONS, Server, processes_naming, wait_for
+
+BACKENDS = ["inprocess", "remote"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_invalid_action_leaves_the_episode_usable(make_env, backend):
+    env = make_env("inlining", backend)
+    obs, info = env.reset(options={"module": "codecs.o"})
+    with pytest.raises(mlgo_env.InvalidAction) as caught:
+        env.step(5)
+    assert caught.value.code == -32001
+    assert "0 (do not inline) or 1" in caught.value.message
+    for wrong in ("1", None, [0, 1], object(), 2**70):
+        with pytest.raises(mlgo_env.InvalidAction):
+            env.step(wrong)
+    steps = 0
+    while obs is not None:
+        obs, reward, terminated, truncated, info = env.step(info["default_action"])
+        steps += 1
+    assert terminated and reward == 0.0 and steps > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_arguments(make_env, backend):
+    env = make_env("inlining", backend)
+    with pytest.raises(mlgo_env.UnknownEpisode):
+        env.step(0)
+    with pytest.raises(mlgo_env.InvalidParams) as caught:
+        env.reset(options={"module": "nope.o"})
+    assert "nope.o" in caught.value.message
+    with pytest.raises(mlgo_env.InvalidParams):
+        env.reset(options={"modul": "sha256.o"})
+    with pytest.raises(mlgo_env.InvalidParams):
+        env.reset(seed=-1)
+
+
+def test_bad_make_arguments(servers):
+    with pytest.raises(mlgo_env.InvalidParams) as caught:
+        mlgo_env.make("inline")
+    assert "inlining" in caught.value.message
+    with pytest.raises(mlgo_env.InvalidParams):
+        mlgo_env.make("inlining", corpus="/nonexistent/corpus")
+    address = servers("inlining").address
+    with pytest.raises(mlgo_env.InvalidParams):
+        mlgo_env.make("inlining", remote=address, jobs=2)
+    with pytest.raises(mlgo_env.InvalidParams):
+        mlgo_env.make("regalloc", remote=address)
+    with pytest.raises(mlgo_env.ServerGone):
+        mlgo_env.make("inlining", remote="unix:/nonexistent/mlgo.sock")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_module_without_decisions_by_name(make_env, backend):
+    env = make_env("inlining", backend, **NO_DECISIONS)
+    obs, info = env.reset(options={"module": "sha256.o"})
+    assert obs is None
+    assert info["terminated"] is True and info["truncated"] is False
+    assert info["reward"] == 0.0 and info["channel_opened"] is False
+    assert info["policy_score"] == info["default_score"] > 0
+    with pytest.raises(mlgo_env.UnknownEpisode):
+        env.step(0)
+    # Sampled, such modules are skipped; here none is left.
+    with pytest.raises(mlgo_env.InvalidParams) as caught:
+        env.reset()
+    assert "makes a decision" in caught.value.message
+
+
+def test_killed_server_raises_server_gone():
+    server = Server("--problem=inlining", "--no-disk-cache", "--jobs=1")
+    try:
+        env = mlgo_env.make("inlining", remote=server.address)
+        env.reset(options={"module": "bignum.o"})
+        server.process.kill()
+        server.process.wait(timeout=30)
+        with pytest.raises(mlgo_env.ServerGone) as caught:
+            env.step(0)
+        assert "closed the connection" in str(caught.value) or "gone" in str(caught.value)
+        assert isinstance(caught.value, ConnectionError)
+        with pytest.raises(mlgo_env.ServerGone):
+            env.reset()
+        env.close()
+    finally:
+        server.stop()
+
+
+INTERRUPTED = textwrap.dedent("""
+    import random, sys
+    import mlgo_env
+    from mlgo_env.agents import random_action
+    vec = mlgo_env.make_vec("regalloc", 2, jobs=2, disk_cache=False, temp_dir=sys.argv[1])
+    rng = random.Random(0)
+    print("ready", flush=True)
+    while True:
+        obs, infos = vec.reset(options={"modules": ["bignum.o", "rb_tree.o"]})
+        while vec.live():
+            actions = [random_action("regalloc", o, rng) if o is not None else 0 for o in obs]
+            obs, *_ = vec.step(actions)
+""")
+
+
+def test_ctrl_c_ends_cleanly_without_compilers_left():
+    scratch = tempfile.mkdtemp(prefix="mlgo-pytest-int-")
+    try:
+        process = subprocess.Popen([sys.executable, "-c", INTERRUPTED, scratch],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=dict(os.environ))
+        assert process.stdout.readline().strip() == "ready"
+        assert wait_for(lambda: processes_naming(scratch), 30), "no compiler started"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert "KeyboardInterrupt" in stderr, stderr
+        assert wait_for(lambda: not processes_naming(scratch), 10), \
+            f"compilers left: {processes_naming(scratch)}"
+        assert os.listdir(scratch) == []
+    finally:
+        for pid in processes_naming(scratch):
+            os.kill(pid, signal.SIGKILL)
+        subprocess.run(["rm", "-rf", scratch], check=False)
