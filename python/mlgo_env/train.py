@@ -4,7 +4,8 @@ antithetic evolution strategies on per-module rewards, judged on held-out module
     python -m mlgo_env.train --problem=inlining --corpus=DIR --output=policy.json \\
         --minutes=20 [--workers=2] [--remote=unix:PATH] [--seed=0]
 
-Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.ckpt.npz (resumable with
+Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.warmstart.json (the cloned
+policy, before search), OUTPUT.ckpt.npz (resumable with
 --resume), OUTPUT.png (learning curve) and OUTPUT.history.json. The minutes budget covers
 everything before the final validation (trace, cloning, search); the validation of the
 best policy on the held-out modules runs after it and is reported.
@@ -104,6 +105,7 @@ class Trainer:
         self.log(f"behavioural cloning: {len(labels)} decisions of {traced} training modules, "
                  f"agreement {unweighted:.2%} (loss {result.loss:.4f})")
         result.policy.metadata = {"cloning_agreement": unweighted, "cloning_decisions": len(labels)}
+        save_policy(result.policy, a.output + ".warmstart.json")
         return result.policy
 
     def evaluate(self, pool: ep.EpisodePool, policies: Sequence[Policy], modules: Sequence[str]
