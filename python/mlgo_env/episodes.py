@@ -33,6 +33,7 @@ class EpisodeResult:
     steps: int
     seconds: float          # wall time of the episode
     policy_seconds: float   # time spent deciding in Python
+    compile_seconds: float  # clang's wall time for the episode's compile (from info)
 
 
 def corpus_modules(corpus: str) -> list[str]:
@@ -77,7 +78,8 @@ def play_episode(env: Any, module: str, decide: Decide, max_steps: int = 1_000_0
             raise RuntimeError(f"{module}: more than {max_steps} steps")
     return EpisodeResult(module, float(reward), float(info.get("policy_score", 0.0)),
                          float(info.get("default_score", 0.0)), steps,
-                         time.perf_counter() - start, deciding)
+                         time.perf_counter() - start, deciding,
+                         float(info.get("compile_seconds", 0.0)))
 
 
 class EpisodePool:

@@ -52,6 +52,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=16, help="training modules per iteration")
     p.add_argument("--select-modules", type=int, default=32)
     p.add_argument("--select-every", type=int, default=4)
+    p.add_argument("--validate-every", type=int, default=0,
+                   help="also report the best policy on the validation modules every K "
+                        "iterations (report only: never used to choose; 0: at the end only)")
     p.add_argument("--trace", help="reuse this default trace instead of tracing")
     p.add_argument("--trace-sampling-rate", type=float, default=1.0)
     p.add_argument("--cache-dir")
@@ -70,7 +73,10 @@ class Trainer:
         self.start = time.monotonic()
         self.deadline = self.start + args.minutes * 60.0
         self.history: list[dict[str, Any]] = []
-        self.times = {"episodes": 0.0, "policy": 0.0, "trace": 0.0, "cloning": 0.0}
+        # "episodes": wall time of evaluation rounds; "clang", "policy": summed over
+        # episodes (they overlap across workers); the rest of an episode is host time.
+        self.times = {"episodes": 0.0, "clang": 0.0, "policy": 0.0, "host": 0.0,
+                      "trace": 0.0, "cloning": 0.0}
         self.episodes = 0
 
     def log(self, text: str) -> None:
@@ -115,6 +121,9 @@ class Trainer:
         results = pool.play(jobs)
         self.times["episodes"] += time.monotonic() - t
         self.times["policy"] += sum(r.policy_seconds for r in results)
+        self.times["clang"] += sum(r.compile_seconds for r in results)
+        self.times["host"] += sum(max(r.seconds - r.compile_seconds - r.policy_seconds, 0.0)
+                                  for r in results)
         self.episodes += len(results)
         n = len(modules)
         return [results[i * n:(i + 1) * n] for i in range(len(policies))]
@@ -140,7 +149,7 @@ class Trainer:
                                       replace=False))
         with ep.EpisodePool(env_factory(a.problem, a.corpus, a.remote, a.cache_dir),
                             a.workers) as pool:
-            best, best_score = self.search(pool, policy, train, select, ckpt, state)
+            best, best_score = self.search(pool, policy, train, select, val, ckpt, state)
             self.log("validating the best policy on the held-out modules")
             val_results = self.evaluate(pool, [best], val)[0]
         summary = ep.summarise(val_results)
@@ -162,7 +171,7 @@ class Trainer:
         return 0
 
     def search(self, pool: ep.EpisodePool, policy: Policy, train: list[str],
-               select: list[str], ckpt: str, state: dict[str, Any] | None
+               select: list[str], val: list[str], ckpt: str, state: dict[str, Any] | None
                ) -> tuple[Policy, float]:
         a = self.args
         theta = policy.flat()
@@ -198,6 +207,10 @@ class Trainer:
                 row["select_reward_mean"] = score
                 if score > best_score:
                     best, best_score = current, score
+            if a.validate_every and iteration % a.validate_every == 0:
+                v = ep.summarise(self.evaluate(pool, [best], val)[0])
+                row["validation_reward_mean"] = v["reward_mean"]
+                row["validation_change"] = v["total_change"]
             self.history.append(row)
             self.progress(row, best_score)
             self.save_checkpoint(ckpt, theta, opt, iteration, best, best_score)
@@ -208,13 +221,16 @@ class Trainer:
     def progress(self, row: dict[str, Any], best: float) -> None:
         elapsed = max(time.monotonic() - self.start, 1e-9)
         sel = f" select {row['select_reward_mean']:+.5f}" if "select_reward_mean" in row else ""
-        per_ep = self.times["episodes"] or 1e-9
+        if "validation_change" in row:
+            sel += (f" validation: mean {row['validation_reward_mean']:+.5f} total "
+                    f"{row['validation_change'] * 100:+.2f}%")
+        t = self.times
+        spent = (t["clang"] + t["policy"] + t["host"]) or 1e-9
         self.log(f"iter {row['iteration']:4d} reward mean {row['reward_mean']:+.5f} "
                  f"p10/50/90 {row['p10']:+.4f}/{row['p50']:+.4f}/{row['p90']:+.4f}{sel} "
-                 f"best {best:+.5f} | {self.episodes / elapsed:.2f} ep/s | time: episodes "
-                 f"{self.times['episodes']:.0f}s (policy {self.times['policy'] / per_ep:.0%} of "
-                 f"episode time), trace {self.times['trace']:.0f}s, cloning "
-                 f"{self.times['cloning']:.0f}s")
+                 f"best {best:+.5f} | {self.episodes / elapsed:.2f} episodes/s | episode time: "
+                 f"clang {t['clang'] / spent:.0%} host {t['host'] / spent:.0%} policy "
+                 f"{t['policy'] / spent:.0%} | trace {t['trace']:.0f}s cloning {t['cloning']:.0f}s")
 
     def save_checkpoint(self, path: str, theta: np.ndarray, opt: Adam, iteration: int,
                         best: Policy, best_score: float) -> None:
