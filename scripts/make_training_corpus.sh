@@ -15,7 +15,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 default_packages=(zlib libpng1.6 libyaml expat pcre2 jansson lz4 brotli libsodium
-                  xz-utils jq nettle mbedtls)
+                  xz-utils jq nettle mbedtls libjpeg-turbo gzip libuv1)
 packages=("$@")
 ((${#packages[@]})) || packages=("${default_packages[@]}")
 for p in "${packages[@]}"; do
