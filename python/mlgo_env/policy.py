@@ -41,6 +41,8 @@ import numpy as np
 FORMAT = "mlgo-env-policy"
 VERSION = 1
 ACTIVATIONS = ("tanh", "relu", "linear")
+#: the feature holding the problem's own default decision (0/1) for inlining
+DEFAULT_FEATURE = "inlining_default"
 
 
 class PolicyError(ValueError):
@@ -145,15 +147,28 @@ def new_policy(problem: str, features: Sequence[str], mean: np.ndarray, std: np.
                hidden: int, rng: np.random.Generator) -> Policy:
     """A freshly initialised policy (one tanh hidden layer of `hidden` units, or linear)."""
     n = len(features)
+    mean, std = np.asarray(mean, float), np.asarray(std, float)
     layers = []
     if hidden > 0:
-        layers.append(Layer(rng.normal(0.0, 1.0 / math.sqrt(n), (n, hidden)), np.zeros(hidden),
-                            "tanh"))
-        layers.append(Layer(rng.normal(0.0, 1.0 / math.sqrt(hidden), (hidden, 1)), np.zeros(1),
-                            "linear"))
+        w1 = rng.normal(0.0, 0.1 / math.sqrt(n), (n, hidden))
+        b1 = np.zeros(hidden)
+        w2 = rng.normal(0.0, 0.1 / math.sqrt(hidden), (hidden, 1))
+        layers = [Layer(w1, b1, "tanh"), Layer(w2, np.zeros(1), "linear")]
     else:
-        layers.append(Layer(np.zeros((n, 1)), np.zeros(1), "linear"))
-    return Policy(problem, list(features), np.asarray(mean, float), np.asarray(std, float), layers)
+        layers = [Layer(np.zeros((n, 1)), np.zeros(1), "linear")]
+    if DEFAULT_FEATURE in features:
+        # Start as the problem's default: the logit follows the standardised default
+        # decision (hidden unit 0 when there is a hidden layer); learning adds the rest.
+        i = features.index(DEFAULT_FEATURE)
+        on, off = (transform(np.array([1.0, 0.0])) - mean[i]) / std[i]
+        scale, mid = 6.0 / max(on - off, 1e-6), (on + off) / 2
+        first = layers[0]
+        first.weights[:, 0] = 0.0
+        first.weights[i, 0] = scale
+        first.bias[0] = -scale * mid
+        if hidden > 0:
+            layers[1].weights[0, 0] = 4.0
+    return Policy(problem, list(features), mean, std, layers)
 
 
 def _number_list(obj: Any, where: str, length: int | None = None) -> np.ndarray:

@@ -145,3 +145,13 @@ def test_trace_reader(tmp_path):
     write_trace(tmp_path / "cut.log", truncate=12)
     with pytest.raises(TraceError, match="offset"):
         read_trace(str(tmp_path / "cut.log"))
+
+
+@pytest.mark.parametrize("hidden", [0, 8])
+def test_new_policies_start_as_the_default(hidden):
+    rng = np.random.default_rng(9)
+    rows = np.column_stack([rng.integers(0, 300, 500), rng.normal(0, 50, 500),
+                            rng.integers(0, 2, 500)]).astype(float)
+    mean, std = standardisation(rows)
+    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, hidden, rng)
+    np.testing.assert_array_equal((p.logits(rows) > 0).astype(float), rows[:, 2])
