@@ -45,9 +45,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--remote", help="unix:PATH or HOST:PORT of an mlgo-env server")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--validation-share", type=float, default=0.2)
-    p.add_argument("--hidden", type=int, default=16, help="tanh units (0: linear policy)")
+    p.add_argument("--hidden", type=int, default=0,
+                   help="tanh hidden units (0: a linear policy, few parameters for ES to search)")
     p.add_argument("--sigma", type=float, default=0.3, help="ES perturbation scale")
-    p.add_argument("--lr", type=float, default=0.01, help="ES Adam step size")
+    p.add_argument("--lr", type=float, default=0.05, help="ES Adam step size")
     p.add_argument("--directions", type=int, default=4, help="antithetic pairs per iteration")
     p.add_argument("--batch", type=int, default=16, help="training modules per iteration")
     p.add_argument("--select-modules", type=int, default=32)
