@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import episodes as ep
+from . import flip_search
 from .learning import Adam, antithetic_directions, clone, es_gradient, standardisation
 from .policy import Policy, PolicyError, new_policy, policy_from_json, save_policy
 from .trace_log import read_trace
@@ -56,6 +57,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--validate-every", type=int, default=0,
                    help="also report the best policy on the validation modules every K "
                         "iterations (report only: never used to choose; 0: at the end only)")
+    p.add_argument("--flip-minutes", type=float, default=0.0,
+                   help="minutes of counterfactual single-decision search after cloning "
+                        "(see mlgo_env.flip_search); 0: none")
+    p.add_argument("--flips-per-module", type=int, default=6)
+    p.add_argument("--flip-weight", type=float, default=50.0,
+                   help="cloning weight of one found improvement, relative to a traced decision")
     p.add_argument("--trace", help="reuse this default trace instead of tracing")
     p.add_argument("--trace-sampling-rate", type=float, default=1.0)
     p.add_argument("--cache-dir")
@@ -113,6 +120,7 @@ class Trainer:
                  f"agreement {unweighted:.2%} (loss {result.loss:.4f})")
         result.policy.metadata = {"cloning_agreement": unweighted, "cloning_decisions": len(labels)}
         save_policy(result.policy, a.output + ".warmstart.json")
+        self.cloning_data = (rows, labels, weights)
         return result.policy
 
     def evaluate(self, pool: ep.EpisodePool, policies: Sequence[Policy], modules: Sequence[str]
@@ -150,6 +158,8 @@ class Trainer:
                                       replace=False))
         with ep.EpisodePool(env_factory(a.problem, a.corpus, a.remote, a.cache_dir),
                             a.workers) as pool:
+            if not state and a.flip_minutes > 0:
+                policy = self.sharpen(pool, policy, train, select)
             best, best_score = self.search(pool, policy, train, select, val, ckpt, state)
             self.log("validating the best policy on the held-out modules")
             val_results = self.evaluate(pool, [best], val)[0]
@@ -170,6 +180,39 @@ class Trainer:
         self.log(f"{self.episodes} episodes, {self.episodes / max(time.monotonic() - self.start, 1e-9):.2f}"
                  f" episodes/s overall; wrote {a.output}")
         return 0
+
+    def sharpen(self, pool: ep.EpisodePool, policy: Policy, train: list[str],
+                select: list[str]) -> Policy:
+        """Flip search, then a refit with the improvements found, kept only if it does
+        better than `policy` on the selection modules."""
+        a = self.args
+        stop = min(time.monotonic() + a.flip_minutes * 60.0, self.deadline)
+        order = [train[i] for i in self.rng.permutation(len(train))]
+        flips: list[flip_search.Flip] = []
+        at = 0
+        while time.monotonic() < stop and at < len(order):
+            chunk = order[at:at + 4 * a.workers]
+            at += len(chunk)
+            t = time.monotonic()
+            flips += flip_search.search(pool, policy, chunk, a.flips_per_module, self.rng)
+            self.times["episodes"] += time.monotonic() - t
+        good = [f for f in flips if f.reward > 0]
+        self.log(f"flip search: {len(flips)} single flips on {at} modules, {len(good)} improve "
+                 f"their module (best {max([f.reward for f in good], default=0):+.4f})")
+        if not good:
+            return policy
+        rows, labels, weights = self.cloning_data
+        mean_gain = float(np.mean([f.reward for f in good]))
+        rows = np.vstack([rows, np.stack([f.features for f in good])])
+        labels = np.concatenate([labels, [1.0 - f.default for f in good]])
+        weights = np.concatenate([weights, [a.flip_weight * f.reward / mean_gain for f in good]])
+        refit = clone(policy, rows, labels, weights, epochs=20, rng=self.rng).policy
+        scores = [ep.summarise(r)["reward_mean"] for r in self.evaluate(pool, [policy, refit], select)]
+        self.log(f"refit with the flips: selection reward {scores[1]:+.5f} vs {scores[0]:+.5f}; "
+                 f"{'kept' if scores[1] > scores[0] else 'dropped'}")
+        self.history.append({"phase": "flips", "found": len(good), "tried": len(flips),
+                             "refit_select": scores[1], "warm_select": scores[0]})
+        return refit if scores[1] > scores[0] else policy
 
     def search(self, pool: ep.EpisodePool, policy: Policy, train: list[str],
                select: list[str], val: list[str], ckpt: str, state: dict[str, Any] | None

@@ -155,3 +155,37 @@ def test_new_policies_start_as_the_default(hidden):
     mean, std = standardisation(rows)
     p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, hidden, rng)
     np.testing.assert_array_equal((p.logits(rows) > 0).astype(float), rows[:, 2])
+
+
+class FakeEnv:
+    """Three decisions per module; flipping decision 1 of module 'good' gains 10%."""
+
+    def reset(self, options=None):
+        self.module, self.step_at, self.actions = options["module"], 0, []
+        return self.obs(), {"default_action": self.step_at % 2}
+
+    def obs(self):
+        return {"a": np.array([10 * self.step_at]), "b": np.array([1.0])}
+
+    def step(self, action):
+        self.actions.append(action)
+        self.step_at += 1
+        if self.step_at < 3:
+            return self.obs(), 0.0, False, False, {"default_action": self.step_at % 2}
+        gain = 0.1 if (self.module == "good" and self.actions == [0, 0, 0]) else 0.0
+        return None, gain, True, False, {"policy_score": 100 * (1 - gain), "default_score": 100}
+
+    def close(self):
+        pass
+
+
+def test_flip_search_finds_the_one_improving_flip():
+    from mlgo_env import episodes as ep
+    from mlgo_env.flip_search import search
+    p = small_policy(hidden=0)
+    with ep.EpisodePool(FakeEnv, 2) as pool:
+        flips = search(pool, p, ["good", "plain"], 3, np.random.default_rng(0))
+    assert len(flips) == 6
+    good = [f for f in flips if f.reward > 0]
+    assert [(f.module, f.step, f.default) for f in good] == [("good", 1, 1)]
+    np.testing.assert_array_equal(good[0].features, [10.0, 1.0, 1.0])
