@@ -128,3 +128,35 @@ def es_gradient(directions: np.ndarray, plus: np.ndarray, minus: np.ndarray) -> 
     k = len(plus)
     weights = ranked[:k] - ranked[k:]
     return weights @ directions / max(k, 1)
+
+
+def normalise_margin(policy: Policy, rows: np.ndarray, target: float = 2.0) -> Policy:
+    """The same decisions with the last layer scaled so the median |logit| over `rows` is
+    `target`: cloning on a near-deterministic default drives logits far from 0, and a
+    perturbation of fixed size would then change nothing."""
+    median = float(np.median(np.abs(policy.logits(rows)))) if len(rows) else 0.0
+    if median <= 0:
+        return policy
+    scaled = policy.with_flat(policy.flat())
+    last = scaled.layers[-1]
+    last.weights *= target / median
+    last.bias *= target / median
+    return scaled
+
+
+def calibrate_sigma(policy: Policy, rows: np.ndarray, flip_rate: float,
+                    rng: np.random.Generator, directions: int = 8) -> float:
+    """The perturbation scale at which a random direction changes about `flip_rate` of the
+    decisions on `rows` (bisection on a log scale)."""
+    theta = policy.flat()
+    base = policy.logits(rows) > 0
+    dirs = rng.standard_normal((directions, theta.size))
+
+    def rate(sigma: float) -> float:
+        return float(np.mean([(policy.with_flat(theta + sigma * d).logits(rows) > 0) != base
+                              for d in dirs]))
+    lo, hi = 1e-4, 10.0
+    for _ in range(30):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if rate(mid) < flip_rate else (lo, mid)
+    return (lo * hi) ** 0.5

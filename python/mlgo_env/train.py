@@ -28,7 +28,8 @@ import numpy as np
 
 from . import episodes as ep
 from . import flip_search
-from .learning import Adam, antithetic_directions, clone, es_gradient, standardisation
+from .learning import (Adam, antithetic_directions, calibrate_sigma, clone, es_gradient,
+                       normalise_margin, standardisation)
 from .policy import Policy, PolicyError, new_policy, policy_from_json, save_policy
 from .trace_log import read_trace
 from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env, run_trace,
@@ -48,7 +49,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--validation-share", type=float, default=0.2)
     p.add_argument("--hidden", type=int, default=0,
                    help="tanh hidden units (0: a linear policy, few parameters for ES to search)")
-    p.add_argument("--sigma", type=float, default=0.3, help="ES perturbation scale")
+    p.add_argument("--sigma", type=float, default=0.0,
+                   help="ES perturbation scale (0: calibrated so a perturbation changes about "
+                        "--flip-rate of the traced decisions)")
+    p.add_argument("--flip-rate", type=float, default=0.03)
     p.add_argument("--lr", type=float, default=0.05, help="ES Adam step size")
     p.add_argument("--directions", type=int, default=4, help="antithetic pairs per iteration")
     p.add_argument("--batch", type=int, default=16, help="training modules per iteration")
@@ -83,6 +87,8 @@ class Trainer:
         self.history: list[dict[str, Any]] = []
         # "episodes": wall time of evaluation rounds; "clang", "policy": summed over
         # episodes (they overlap across workers); the rest of an episode is host time.
+        self.decision_modules: set[str] = set()   # modules known to have decisions
+        self.no_decisions: set[str] = set()       # modules known to have none
         self.times = {"episodes": 0.0, "clang": 0.0, "policy": 0.0, "host": 0.0,
                       "trace": 0.0, "cloning": 0.0}
         self.episodes = 0
@@ -119,15 +125,18 @@ class Trainer:
         self.log(f"behavioural cloning: {len(labels)} decisions of {traced} training modules, "
                  f"agreement {unweighted:.2%} (loss {result.loss:.4f})")
         result.policy.metadata = {"cloning_agreement": unweighted, "cloning_decisions": len(labels)}
-        save_policy(result.policy, a.output + ".warmstart.json")
+        policy = normalise_margin(result.policy, rows)
+        save_policy(policy, a.output + ".warmstart.json")
         self.cloning_data = (rows, labels, weights)
-        return result.policy
+        self.decision_modules = {c for c, k in zip(trace.contexts, keep) if k}
+        return policy
 
     def evaluate(self, pool: ep.EpisodePool, policies: Sequence[Policy], modules: Sequence[str]
                  ) -> list[list[ep.EpisodeResult]]:
         jobs = [(m, ep.policy_decider(p)) for p in policies for m in modules]
         t = time.monotonic()
         results = pool.play(jobs)
+        self.no_decisions.update(r.module for r in results if r.steps == 0)
         self.times["episodes"] += time.monotonic() - t
         self.times["policy"] += sum(r.policy_seconds for r in results)
         self.times["clang"] += sum(r.compile_seconds for r in results)
@@ -154,7 +163,9 @@ class Trainer:
         ckpt = a.output + ".ckpt.npz"
         state = self.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
         policy = state["policy"] if state else self.warm_start(train)
-        select = list(self.rng.choice(train, size=min(a.select_modules, len(train)),
+        # Selection modules: training modules seen making decisions (all, if none were seen).
+        candidates = sorted(self.decision_modules) or train
+        select = list(self.rng.choice(candidates, size=min(a.select_modules, len(candidates)),
                                       replace=False))
         with ep.EpisodePool(env_factory(a.problem, a.corpus, a.remote, a.cache_dir),
                             a.workers) as pool:
@@ -231,13 +242,22 @@ class Trainer:
             best_score = ep.summarise(self.evaluate(pool, [policy], select)[0])["reward_mean"]
             self.history.append({"phase": "select", "iteration": 0, "reward_mean": best_score})
             self.log(f"selection reward of the warm start: {best_score:+.5f}")
+        sigma = state["sigma"] if state else a.sigma
+        if sigma <= 0:
+            rows = self.cloning_data[0] if hasattr(self, "cloning_data") else None
+            sigma = (calibrate_sigma(policy, rows[:4000], a.flip_rate, self.rng)
+                     if rows is not None and len(rows) else 0.1)
+            self.log(f"perturbation scale {sigma:.4f} (changes ~{a.flip_rate:.0%} of decisions)")
         last = 0.0
         while time.monotonic() + last < self.deadline:
             t = time.monotonic()
             iteration += 1
-            batch = list(self.rng.choice(train, size=min(a.batch, len(train)), replace=False))
+            # Modules without any decision score 0 whatever the policy: leave them out once known.
+            pool_modules = [m for m in train if m not in self.no_decisions]
+            batch = list(self.rng.choice(pool_modules, size=min(a.batch, len(pool_modules)),
+                                         replace=False))
             dirs = antithetic_directions(self.rng, a.directions, theta.size)
-            candidates = [policy.with_flat(theta + s * a.sigma * d) for d in dirs for s in (1, -1)]
+            candidates = [policy.with_flat(theta + s * sigma * d) for d in dirs for s in (1, -1)]
             results = self.evaluate(pool, candidates, batch)
             means = np.asarray([ep.summarise(r)["reward_mean"] for r in results])
             theta = theta + opt.step(es_gradient(dirs, means[0::2], means[1::2]))
@@ -257,7 +277,7 @@ class Trainer:
                 row["validation_change"] = v["total_change"]
             self.history.append(row)
             self.progress(row, best_score)
-            self.save_checkpoint(ckpt, theta, opt, iteration, best, best_score)
+            self.save_checkpoint(ckpt, theta, opt, iteration, best, best_score, sigma)
             last = time.monotonic() - t
         return best, best_score
 
@@ -277,9 +297,9 @@ class Trainer:
                  f"{t['policy'] / spent:.0%} | trace {t['trace']:.0f}s cloning {t['cloning']:.0f}s")
 
     def save_checkpoint(self, path: str, theta: np.ndarray, opt: Adam, iteration: int,
-                        best: Policy, best_score: float) -> None:
+                        best: Policy, best_score: float, sigma: float) -> None:
         tmp = path + ".tmp.npz"
-        np.savez(tmp, theta=theta, iteration=iteration, best=best.flat(), best_score=best_score,
+        np.savez(tmp, theta=theta, iteration=iteration, sigma=sigma, best=best.flat(), best_score=best_score,
                  policy=json.dumps(best.to_json()), history=json.dumps(self.history),
                  rng=json.dumps(self.rng.bit_generator.state), **opt.state())
         os.replace(tmp, path)
@@ -293,6 +313,7 @@ class Trainer:
             self.log(f"resuming from {path} at iteration {int(z['iteration'])}")
             return {"policy": policy, "theta": z["theta"].copy(), "iteration": int(z["iteration"]),
                     "best": z["best"].copy(), "best_score": float(z["best_score"]),
+                    "sigma": float(z["sigma"]),
                     "history": json.loads(str(z["history"])), "adam_m": z["adam_m"].copy(),
                     "adam_v": z["adam_v"].copy(), "adam_t": z["adam_t"]}
 

@@ -189,3 +189,21 @@ def test_flip_search_finds_the_one_improving_flip():
     good = [f for f in flips if f.reward > 0]
     assert [(f.module, f.step, f.default) for f in good] == [("good", 1, 1)]
     np.testing.assert_array_equal(good[0].features, [10.0, 1.0, 1.0])
+
+
+def test_margin_and_sigma_calibration():
+    from mlgo_env.learning import calibrate_sigma, normalise_margin
+    rng = np.random.default_rng(4)
+    rows = np.column_stack([rng.integers(0, 300, 800), rng.normal(0, 50, 800),
+                            rng.integers(0, 2, 800)]).astype(float)
+    mean, std = standardisation(rows)
+    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, 0, rng)
+    p.layers[0].weights *= 50
+    q = normalise_margin(p, rows)
+    assert np.median(np.abs(q.logits(rows))) == pytest.approx(2.0)
+    np.testing.assert_array_equal(q.logits(rows) > 0, p.logits(rows) > 0)
+    sigma = calibrate_sigma(q, rows, 0.05, rng)
+    d = rng.standard_normal((64, q.flat().size))
+    base = q.logits(rows) > 0
+    rate = np.mean([(q.with_flat(q.flat() + sigma * v).logits(rows) > 0) != base for v in d])
+    assert 0.02 < rate < 0.1
