@@ -208,6 +208,12 @@ class Trainer:
             flips += flip_search.search(pool, policy, chunk, a.flips_per_module, self.rng)
             self.times["episodes"] += time.monotonic() - t
         good = [f for f in flips if f.reward > 0]
+        if flips:  # kept for analysis: which single deviations paid off, and where
+            np.savez(a.output + ".flips.npz", features=np.stack([f.features for f in flips]),
+                     default=np.asarray([f.default for f in flips]),
+                     reward=np.asarray([f.reward for f in flips]),
+                     module=np.asarray([f.module for f in flips]),
+                     names=np.asarray(policy.features))
         self.log(f"flip search: {len(flips)} single flips on {at} modules, {len(good)} improve "
                  f"their module (best {max([f.reward for f in good], default=0):+.4f})")
         if not good:
