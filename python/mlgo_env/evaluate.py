@@ -21,7 +21,7 @@ from typing import Sequence
 
 from . import episodes as ep
 from .policy import PolicyError, check_compatible, load_policy
-from .training_setup import SUPPORTED_PROBLEMS, env_factory
+from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -34,6 +34,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--remote")
     p.add_argument("--cache-dir")
     p.add_argument("--modules", help="comma-separated subset of the corpus")
+    p.add_argument("--split", choices=("all", "training", "validation"), default="all",
+                   help="only the modules the policy's trainer used for training, or only "
+                        "those it held out (its seed and validation share, from the policy's "
+                        "metadata)")
     return p.parse_args(argv)
 
 
@@ -51,6 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if unknown:
                 raise ValueError(f"not in the corpus: {', '.join(unknown)}")
             modules = wanted
+        if a.split != "all":
+            meta = policy.metadata
+            if "seed" not in meta or "validation_share" not in meta:
+                raise ValueError(f"policy '{a.policy}' does not record the split it was "
+                                 "trained with (metadata 'seed', 'validation_share')")
+            train, val = split_modules(modules, float(meta["validation_share"]), int(meta["seed"]))
+            modules = val if a.split == "validation" else train
         make = env_factory(a.problem, a.corpus, a.remote, a.cache_dir)
         with ep.EpisodePool(make, max(1, a.workers)) as pool:
             available = pool.observation_features() + ["inlining_default"]

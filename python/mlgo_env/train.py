@@ -176,7 +176,8 @@ class Trainer:
             val_results = self.evaluate(pool, [best], val)[0]
         summary = ep.summarise(val_results)
         best.metadata.update({
-            "trained_minutes": a.minutes, "seed": a.seed, "corpus": os.path.abspath(a.corpus),
+            "trained_minutes": a.minutes, "seed": a.seed,
+            "validation_share": a.validation_share, "corpus": os.path.abspath(a.corpus),
             "training_modules": len(train), "validation_modules": len(val),
             "selection_reward_mean": best_score, "validation": summary,
             "episodes": self.episodes})
