@@ -1,0 +1,143 @@
+"""Playing whole episodes with a policy, many at once, for training and evaluation.
+
+An :class:`EpisodePool` holds `workers` environments (in-process, or one connection each
+to a server) and plays modules on them from as many threads; the environments release
+the GIL while clang works, so the threads overlap compiles. Each result records the
+scores the reward is computed from and where the time went.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .policy import Policy
+
+#: decides one step: (observation, info) -> action
+Decide = Callable[[Any, dict], int]
+
+
+@dataclass
+class EpisodeResult:
+    module: str
+    reward: float
+    policy_score: float
+    default_score: float
+    steps: int
+    seconds: float          # wall time of the episode
+    policy_seconds: float   # time spent deciding in Python
+    compile_seconds: float  # clang's wall time for the episode's compile (from info)
+
+
+def corpus_modules(corpus: str) -> list[str]:
+    """The module names listed in DIR/corpus_description.json."""
+    path = os.path.join(corpus, "corpus_description.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            modules = json.load(f)["modules"]
+    except FileNotFoundError as e:
+        raise ValueError(f"'{corpus}' is not a corpus: {path} does not exist") from e
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a valid corpus description: {e}") from e
+    if not modules:
+        raise ValueError(f"corpus '{corpus}' has no modules")
+    return [str(m) for m in modules]
+
+
+def policy_decider(policy: Policy) -> Decide:
+    return lambda obs, info: policy.act(obs, info)
+
+
+def default_decider(obs: Any, info: dict) -> int:
+    return int(info["default_action"])
+
+
+def play_episode(env: Any, module: str, decide: Decide, max_steps: int = 1_000_000
+                 ) -> EpisodeResult:
+    """Plays `module` to its end on `env`, answering every step with `decide`."""
+    start = time.perf_counter()
+    obs, info = env.reset(options={"module": module})
+    steps, deciding = 0, 0.0
+    reward = float(info.get("reward", 0.0))
+    terminated = obs is None or bool(info.get("terminated", False))
+    while not terminated:
+        t = time.perf_counter()
+        action = decide(obs, info)
+        deciding += time.perf_counter() - t
+        obs, reward, terminated, truncated, info = env.step(action)
+        steps += 1
+        terminated = terminated or truncated
+        if steps > max_steps:
+            raise RuntimeError(f"{module}: more than {max_steps} steps")
+    return EpisodeResult(module, float(reward), float(info.get("policy_score", 0.0)),
+                         float(info.get("default_score", 0.0)), steps,
+                         time.perf_counter() - start, deciding,
+                         float(info.get("compile_seconds", 0.0)))
+
+
+class EpisodePool:
+    """`workers` environments played from as many threads. Not itself thread-safe: one
+    caller at a time uses `play`. close() closes every environment."""
+
+    def __init__(self, make_env: Callable[[], Any], workers: int) -> None:
+        self._envs = [make_env() for _ in range(workers)]
+        self._free = list(self._envs)
+        self._lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(max_workers=workers)
+        self.episodes = 0
+
+    def _run(self, module: str, decide: Decide) -> EpisodeResult:
+        with self._lock:
+            env = self._free.pop()
+        try:
+            return play_episode(env, module, decide)
+        finally:
+            with self._lock:
+                self._free.append(env)
+
+    def play(self, jobs: Sequence[tuple[str, Decide]]) -> list[EpisodeResult]:
+        """Plays every (module, decide) pair; results in the order given."""
+        futures = [self._executor.submit(self._run, m, d) for m, d in jobs]
+        results = [f.result() for f in futures]
+        self.episodes += len(results)
+        return results
+
+    def observation_features(self) -> list[str]:
+        """The observation feature names of the pool's environments."""
+        space = self._envs[0].observation_space
+        return list(getattr(space, "spaces", space).keys())
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+        for env in self._envs:
+            env.close()
+
+    def __enter__(self) -> "EpisodePool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def summarise(results: Sequence[EpisodeResult]) -> dict[str, float]:
+    """Totals and the mean of per-module rewards (one hot module cannot dominate it)."""
+    default = sum(r.default_score for r in results)
+    policy = sum(r.policy_score for r in results)
+    rewards = np.asarray([r.reward for r in results]) if results else np.zeros(1)
+    return {
+        "modules": float(len(results)),
+        "default_total": default,
+        "policy_total": policy,
+        "total_change": (policy / default - 1.0) if default else 0.0,
+        "reward_mean": float(rewards.mean()),
+        "reward_p10": float(np.quantile(rewards, 0.1)),
+        "reward_p50": float(np.quantile(rewards, 0.5)),
+        "reward_p90": float(np.quantile(rewards, 0.9)),
+    }

@@ -1,0 +1,87 @@
+"""Plays every module of a corpus with a policy file and compares with clang's default.
+
+    python -m mlgo_env.evaluate --problem=inlining --policy=policy.json --corpus=DIR \\
+        [--workers=N] [--remote=unix:PATH] [--modules=a,b,...]
+
+Prints one row per module (default bytes, policy bytes, reward), then the mean of the
+per-module rewards, and ends with exactly one line
+
+    total: default N bytes, policy M bytes, change +X.XX%
+
+where N and M are the summed executable-section bytes the reward uses: N is the plain
+(default) compile of each module, M the compile that followed the policy. A module
+without any inlining decision counts its default bytes on both sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from . import episodes as ep
+from .policy import PolicyError, check_compatible, load_policy
+from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.evaluate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", required=True)
+    p.add_argument("--policy", required=True)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--remote")
+    p.add_argument("--cache-dir")
+    p.add_argument("--modules", help="comma-separated subset of the corpus")
+    p.add_argument("--split", choices=("all", "training", "validation"), default="all",
+                   help="only the modules the policy's trainer used for training, or only "
+                        "those it held out (its seed and validation share, from the policy's "
+                        "metadata)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = parse_args(argv)
+    try:
+        if a.problem not in SUPPORTED_PROBLEMS:
+            raise ValueError(f"evaluate supports {', '.join(SUPPORTED_PROBLEMS)}, not "
+                             f"'{a.problem}'")
+        policy = load_policy(a.policy)
+        modules = ep.corpus_modules(a.corpus)
+        if a.modules:
+            wanted = a.modules.split(",")
+            unknown = [m for m in wanted if m not in set(modules)]
+            if unknown:
+                raise ValueError(f"not in the corpus: {', '.join(unknown)}")
+            modules = wanted
+        if a.split != "all":
+            meta = policy.metadata
+            if "seed" not in meta or "validation_share" not in meta:
+                raise ValueError(f"policy '{a.policy}' does not record the split it was "
+                                 "trained with (metadata 'seed', 'validation_share')")
+            train, val = split_modules(modules, float(meta["validation_share"]), int(meta["seed"]))
+            modules = val if a.split == "validation" else train
+        make = env_factory(a.problem, a.corpus, a.remote, a.cache_dir)
+        with ep.EpisodePool(make, max(1, a.workers)) as pool:
+            available = pool.observation_features() + ["inlining_default"]
+            check_compatible(policy, a.problem, available)
+            results = pool.play([(m, ep.policy_decider(policy)) for m in modules])
+    except (ValueError, PolicyError, FileNotFoundError) as e:
+        print(f"evaluate: error: {e}", file=sys.stderr)
+        return 2
+    width = max(len(r.module) for r in results)
+    print(f"{'module':<{width}}  {'default':>10}  {'policy':>10}  {'reward':>9}")
+    for r in results:
+        print(f"{r.module:<{width}}  {r.default_score:>10.0f}  {r.policy_score:>10.0f}  "
+              f"{r.reward:>+9.5f}")
+    s = ep.summarise(results)
+    print(f"mean per-module reward: {s['reward_mean']:+.5f} over {len(results)} modules "
+          f"(p10 {s['reward_p10']:+.4f}, median {s['reward_p50']:+.4f}, p90 {s['reward_p90']:+.4f})")
+    print(f"total: default {s['default_total']:.0f} bytes, policy {s['policy_total']:.0f} bytes, "
+          f"change {s['total_change'] * 100:+.2f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,278 @@
+"""Small neural policies stored as JSON files that any tool can run.
+
+File format (``"format": "mlgo-env-policy"``, ``"version": 1``)::
+
+    {
+      "format": "mlgo-env-policy", "version": 1,
+      "problem": "inlining",
+      "features": ["callee_basic_block_count", ..., "inlining_default"],
+      "transform": "signed-log1p",
+      "mean": [...], "std": [...],            # one per feature, after the transform
+      "layers": [                             # applied in order
+        {"weights": [[...], ...],             # shape [inputs][outputs]
+         "bias": [...], "activation": "tanh"},
+        {"weights": [[...]], "bias": [...], "activation": "linear"}
+      ],
+      "decision": "logit>0",
+      "metadata": {...}                       # free-form: how it was trained
+    }
+
+Running it: take the named features (each a one-element tensor of the observation;
+``inlining_default`` may instead come from ``info["default_action"]``), transform each
+value ``v`` to ``sign(v) * log(1 + |v|)``, standardise with ``(t - mean) / std``, apply the
+layers (``x @ weights + bias`` then the activation), and answer 1 (inline) when the single
+output is above 0, else 0.
+
+Loading checks everything and raises :class:`PolicyError` naming what is wrong; nothing
+here writes files except :func:`save_policy`, which writes atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+FORMAT = "mlgo-env-policy"
+VERSION = 1
+ACTIVATIONS = ("tanh", "relu", "linear")
+#: the feature holding the problem's own default decision (0/1) for inlining
+DEFAULT_FEATURE = "inlining_default"
+
+
+class PolicyError(ValueError):
+    """A policy file or policy use that cannot work; the message names the problem."""
+
+
+def transform(values: np.ndarray) -> np.ndarray:
+    """The fixed feature transform: sign(v) * log1p(|v|) (features span many decades)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.sign(values) * np.log1p(np.abs(values))
+
+
+@dataclass
+class Layer:
+    weights: np.ndarray  # [inputs, outputs]
+    bias: np.ndarray     # [outputs]
+    activation: str
+
+
+@dataclass
+class Policy:
+    """A feed-forward policy over scalar features, deciding by the sign of one logit."""
+
+    problem: str
+    features: list[str]
+    mean: np.ndarray
+    std: np.ndarray
+    layers: list[Layer]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    # -- evaluation ------------------------------------------------------------------
+    def features_of(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+                    ) -> np.ndarray:
+        """The raw feature row for one observation (before the transform)."""
+        row = np.empty(len(self.features), dtype=np.float64)
+        for i, name in enumerate(self.features):
+            if name in observation:
+                value = np.asarray(observation[name]).reshape(-1)
+                if value.size != 1:
+                    raise PolicyError(f"feature '{name}' has {value.size} values; policies "
+                                      "use one-element features only")
+                row[i] = float(value[0])
+            elif name == "inlining_default" and info is not None and "default_action" in info:
+                row[i] = float(info["default_action"])
+            else:
+                raise PolicyError(f"the observation has no feature '{name}' that the policy "
+                                  "expects")
+        return row
+
+    def logits(self, rows: np.ndarray) -> np.ndarray:
+        """Logits for raw feature rows of shape [n, features]."""
+        x = (transform(rows) - self.mean) / self.std
+        return forward(self.layers, x)
+
+    def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> int:
+        """The decision for one observation: 1 when the logit is above 0."""
+        return int(self.logits(self.features_of(observation, info)[None, :])[0] > 0.0)
+
+    # -- parameters as one flat vector (for evolution strategies) ----------------------
+    def flat(self) -> np.ndarray:
+        return np.concatenate([np.concatenate([l.weights.ravel(), l.bias.ravel()])
+                               for l in self.layers])
+
+    def with_flat(self, vector: np.ndarray) -> "Policy":
+        vector = np.asarray(vector, dtype=np.float64)
+        layers, at = [], 0
+        for l in self.layers:
+            w = vector[at:at + l.weights.size].reshape(l.weights.shape)
+            at += l.weights.size
+            b = vector[at:at + l.bias.size].reshape(l.bias.shape)
+            at += l.bias.size
+            layers.append(Layer(w.copy(), b.copy(), l.activation))
+        if at != vector.size:
+            raise PolicyError(f"parameter vector has {vector.size} values, policy needs {at}")
+        return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
+                      layers, dict(self.metadata))
+
+    # -- JSON ---------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "version": VERSION, "problem": self.problem,
+            "features": list(self.features), "transform": "signed-log1p",
+            "mean": self.mean.tolist(), "std": self.std.tolist(),
+            "layers": [{"weights": l.weights.tolist(), "bias": l.bias.tolist(),
+                        "activation": l.activation} for l in self.layers],
+            "decision": "logit>0", "metadata": self.metadata,
+        }
+
+
+def forward(layers: Sequence[Layer], x: np.ndarray) -> np.ndarray:
+    """Applies the layers to standardised inputs [n, features]; returns logits [n]."""
+    for l in layers:
+        x = x @ l.weights + l.bias
+        if l.activation == "tanh":
+            x = np.tanh(x)
+        elif l.activation == "relu":
+            x = np.maximum(x, 0.0)
+    return x[:, 0]
+
+
+def new_policy(problem: str, features: Sequence[str], mean: np.ndarray, std: np.ndarray,
+               hidden: int, rng: np.random.Generator) -> Policy:
+    """A freshly initialised policy (one tanh hidden layer of `hidden` units, or linear)."""
+    n = len(features)
+    mean, std = np.asarray(mean, float), np.asarray(std, float)
+    layers = []
+    if hidden > 0:
+        w1 = rng.normal(0.0, 0.1 / math.sqrt(n), (n, hidden))
+        b1 = np.zeros(hidden)
+        w2 = rng.normal(0.0, 0.1 / math.sqrt(hidden), (hidden, 1))
+        layers = [Layer(w1, b1, "tanh"), Layer(w2, np.zeros(1), "linear")]
+    else:
+        layers = [Layer(np.zeros((n, 1)), np.zeros(1), "linear")]
+    if DEFAULT_FEATURE in features:
+        # Start as the problem's default: the logit follows the standardised default
+        # decision (hidden unit 0 when there is a hidden layer); learning adds the rest.
+        i = features.index(DEFAULT_FEATURE)
+        on, off = (transform(np.array([1.0, 0.0])) - mean[i]) / std[i]
+        scale, mid = 6.0 / max(on - off, 1e-6), (on + off) / 2
+        first = layers[0]
+        first.weights[:, 0] = 0.0
+        first.weights[i, 0] = scale
+        first.bias[0] = -scale * mid
+        if hidden > 0:
+            layers[1].weights[0, 0] = 4.0
+    return Policy(problem, list(features), mean, std, layers)
+
+
+def _number_list(obj: Any, where: str, length: int | None = None) -> np.ndarray:
+    if not isinstance(obj, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in obj):
+        raise PolicyError(f"{where} must be a list of numbers")
+    arr = np.asarray(obj, dtype=np.float64)
+    if length is not None and arr.size != length:
+        raise PolicyError(f"{where} has {arr.size} values, expected {length}")
+    if not np.all(np.isfinite(arr)):
+        raise PolicyError(f"{where} holds a value that is not finite")
+    return arr
+
+
+def policy_from_json(obj: Any, where: str = "policy") -> Policy:
+    """Validates and builds a Policy from parsed JSON; PolicyError names the problem."""
+    if not isinstance(obj, dict):
+        raise PolicyError(f"{where}: not a JSON object")
+    if obj.get("format") != FORMAT:
+        raise PolicyError(f"{where}: 'format' is {obj.get('format')!r}, expected {FORMAT!r}")
+    if obj.get("version") != VERSION:
+        raise PolicyError(f"{where}: version {obj.get('version')!r} is not supported "
+                          f"(this reader knows {VERSION})")
+    problem = obj.get("problem")
+    if not isinstance(problem, str) or not problem:
+        raise PolicyError(f"{where}: 'problem' must name the problem")
+    features = obj.get("features")
+    if (not isinstance(features, list) or not features
+            or not all(isinstance(f, str) and f for f in features)):
+        raise PolicyError(f"{where}: 'features' must be a non-empty list of names")
+    if len(set(features)) != len(features):
+        raise PolicyError(f"{where}: 'features' names a feature twice")
+    if obj.get("transform", "signed-log1p") != "signed-log1p":
+        raise PolicyError(f"{where}: unknown transform {obj.get('transform')!r}")
+    n = len(features)
+    mean = _number_list(obj.get("mean"), f"{where}: 'mean'", n)
+    std = _number_list(obj.get("std"), f"{where}: 'std'", n)
+    if np.any(std <= 0):
+        raise PolicyError(f"{where}: 'std' must be positive")
+    raw_layers = obj.get("layers")
+    if not isinstance(raw_layers, list) or not raw_layers:
+        raise PolicyError(f"{where}: 'layers' must be a non-empty list")
+    layers, inputs = [], n
+    for i, raw in enumerate(raw_layers):
+        lw = f"{where}: layer {i}"
+        if not isinstance(raw, dict):
+            raise PolicyError(f"{lw}: not an object")
+        rows = raw.get("weights")
+        if not isinstance(rows, list) or len(rows) != inputs:
+            raise PolicyError(f"{lw}: 'weights' must have {inputs} rows (one per input)")
+        outputs = len(rows[0]) if rows and isinstance(rows[0], list) else 0
+        if outputs == 0:
+            raise PolicyError(f"{lw}: 'weights' rows must be non-empty lists")
+        w = np.stack([_number_list(r, f"{lw}: 'weights' row {j}", outputs)
+                      for j, r in enumerate(rows)])
+        b = _number_list(raw.get("bias"), f"{lw}: 'bias'", outputs)
+        act = raw.get("activation")
+        if act not in ACTIVATIONS:
+            raise PolicyError(f"{lw}: activation {act!r} is not one of {', '.join(ACTIVATIONS)}")
+        layers.append(Layer(w, b, act))
+        inputs = outputs
+    if inputs != 1:
+        raise PolicyError(f"{where}: the last layer has {inputs} outputs, expected 1 logit")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise PolicyError(f"{where}: 'metadata' must be an object")
+    return Policy(problem, list(features), mean, std, layers, metadata)
+
+
+def load_policy(path: str | os.PathLike[str]) -> Policy:
+    """Reads and validates a policy file; PolicyError names the file and the problem."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except OSError as e:
+        raise PolicyError(f"cannot read policy '{path}': {e.strerror}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise PolicyError(f"policy '{path}' is not valid JSON: {e}") from e
+    return policy_from_json(obj, f"policy '{path}'")
+
+
+def check_compatible(policy: Policy, problem: str, available: Sequence[str]) -> None:
+    """Raises PolicyError unless the policy is for `problem` and every feature it expects is
+    among `available` (the environment's observation features, plus inlining_default)."""
+    if policy.problem != problem:
+        raise PolicyError(f"the policy is for problem '{policy.problem}', not '{problem}'")
+    missing = [f for f in policy.features if f not in set(available)]
+    if missing:
+        raise PolicyError(f"the policy expects feature(s) {', '.join(missing)} that the "
+                          f"'{problem}' environment does not provide")
+
+
+def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
+    """Writes the policy as JSON atomically (a temporary beside `path`, then rename)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".policy-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(policy.to_json(), f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,64 @@
+"""What the trainer and the evaluator share: finding mlgo-env, splitting a corpus,
+opening environments, and the feature list a policy for a problem may use."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from typing import Any, Callable, Sequence
+
+SUPPORTED_PROBLEMS = ("inlining",)
+
+
+def find_mlgo_env(explicit: str | None = None) -> str:
+    """The mlgo-env executable: `explicit`, $MLGO_ENV, the checkout's build tree, or PATH."""
+    candidates = [explicit, os.environ.get("MLGO_ENV"),
+                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "build", "src", "mlgo-env"),
+                  shutil.which("mlgo-env")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise FileNotFoundError("cannot find the mlgo-env executable: pass --mlgo-env or set "
+                            "MLGO_ENV (it is built at build/src/mlgo-env)")
+
+
+def split_modules(modules: Sequence[str], validation_share: float, seed: int
+                  ) -> tuple[list[str], list[str]]:
+    """(training, validation): a module is held out when a seeded hash of its name falls
+    below `validation_share`, so the split is stable as the corpus grows."""
+    train, val = [], []
+    for m in modules:
+        h = hashlib.sha256(f"{seed}:{m}".encode()).digest()
+        (val if int.from_bytes(h[:8], "little") / 2.0**64 < validation_share else train).append(m)
+    return train, val
+
+
+def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None
+                ) -> Callable[[], Any]:
+    """A function making one environment (in-process, or connected to `remote`)."""
+    import mlgo_env  # the package's entry point; imported late so policy tools need no core
+
+    def make() -> Any:
+        if remote:
+            return mlgo_env.make(problem, remote=remote)
+        kwargs: dict[str, Any] = {"corpus": corpus, "jobs": 1}
+        if cache_dir:
+            kwargs["cache_dir"] = cache_dir
+        return mlgo_env.make(problem, **kwargs)
+    return make
+
+
+def run_trace(mlgo_env_path: str, problem: str, corpus: str, output: str, jobs: int,
+              seed: int, sampling_rate: float, cache_dir: str | None) -> None:
+    """Writes a default-policy trace of the corpus with `mlgo-env trace`."""
+    cmd = [mlgo_env_path, "trace", f"--problem={problem}", f"--corpus={corpus}",
+           f"--output={output}", f"--jobs={jobs}", f"--seed={seed}",
+           f"--sampling-rate={sampling_rate}", "--no-progress"]
+    if cache_dir:
+        cmd.append(f"--cache-dir={cache_dir}")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"mlgo-env trace failed ({proc.returncode}):\n{proc.stdout[-2000:]}")

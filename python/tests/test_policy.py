@@ -1,0 +1,209 @@
+"""Unit tests of the policy format, the learning code and the trace reader (no clang)."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from mlgo_env.learning import centered_ranks, clone, es_gradient, standardisation
+from mlgo_env.policy import (PolicyError, check_compatible, load_policy, new_policy,
+                             policy_from_json, save_policy)
+from mlgo_env.trace_log import TraceError, read_trace
+from mlgo_env.training_setup import split_modules
+
+
+def small_policy(hidden=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return new_policy("inlining", ["a", "b", "inlining_default"], np.zeros(3), np.ones(3),
+                      hidden, rng)
+
+
+def test_round_trip_keeps_decisions(tmp_path):
+    p = small_policy()
+    path = tmp_path / "p.json"
+    save_policy(p, path)
+    q = load_policy(path)
+    rows = np.random.default_rng(1).normal(0, 10, (50, 3))
+    np.testing.assert_allclose(p.logits(rows), q.logits(rows))
+    assert q.features == ["a", "b", "inlining_default"] and q.problem == "inlining"
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda o: o.update(format="other"), "'format'"),
+    (lambda o: o.update(version=7), "version 7"),
+    (lambda o: o.update(problem=""), "'problem'"),
+    (lambda o: o.update(features=["a", "a", "b"]), "twice"),
+    (lambda o: o.update(mean=[0, 0]), "'mean' has 2 values"),
+    (lambda o: o.update(std=[1, 0, 1]), "'std' must be positive"),
+    (lambda o: o["layers"][0].update(activation="sigmoid"), "activation 'sigmoid'"),
+    (lambda o: o["layers"][0]["weights"].pop(), "must have 3 rows"),
+    (lambda o: o["layers"][1].update(bias=[float("nan")]), "not finite"),
+    (lambda o: o["layers"][0]["weights"][0].__setitem__(0, "x"), "list of numbers"),
+])
+def test_corrupt_policies_name_the_problem(mutate, message):
+    obj = small_policy().to_json()
+    mutate(obj)
+    with pytest.raises(PolicyError, match=message):
+        policy_from_json(obj)
+
+
+def test_unreadable_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(PolicyError, match="not valid JSON"):
+        load_policy(bad)
+    with pytest.raises(PolicyError, match="cannot read policy"):
+        load_policy(tmp_path / "missing.json")
+
+
+def test_compatibility_names_the_mismatch():
+    p = small_policy()
+    with pytest.raises(PolicyError, match="for problem 'inlining', not 'regalloc'"):
+        check_compatible(p, "regalloc", ["a", "b", "inlining_default"])
+    with pytest.raises(PolicyError, match="feature\\(s\\) b"):
+        check_compatible(p, "inlining", ["a", "inlining_default"])
+    check_compatible(p, "inlining", ["b", "a", "inlining_default", "c"])
+
+
+def test_act_takes_inlining_default_from_info():
+    p = small_policy(hidden=0)
+    p.layers[0].weights[:] = [[0.0], [0.0], [5.0]]
+    p.layers[0].bias[:] = [-2.0]  # inline only when the default says so
+    obs = {"a": np.array([3]), "b": np.array([1.5])}
+    assert p.act(obs, {"default_action": 1}) == 1
+    assert p.act(obs, {"default_action": 0}) == 0
+    with pytest.raises(PolicyError, match="no feature 'inlining_default'"):
+        p.act(obs, {})
+    with pytest.raises(PolicyError, match="one-element"):
+        p.act({"a": np.array([1, 2]), "b": np.array([1])}, {"default_action": 0})
+
+
+def test_cloning_learns_a_threshold_rule():
+    rng = np.random.default_rng(3)
+    rows = np.column_stack([rng.integers(0, 200, 2000), rng.normal(0, 5, 2000),
+                            rng.integers(0, 2, 2000)]).astype(float)
+    labels = (rows[:, 0] < 40).astype(float)
+    mean, std = standardisation(rows)
+    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, 8, rng)
+    result = clone(p, rows, labels, None, epochs=30, rng=rng)
+    assert result.agreement >= 0.97
+    assert result.loss < 0.2
+
+
+def test_centered_ranks():
+    r = centered_ranks(np.array([10.0, -3.0, 7.0, 0.0]))
+    np.testing.assert_allclose(r, [0.5, -0.5, 1 / 6, -1 / 6])
+
+
+def test_es_gradient_points_uphill():
+    rng = np.random.default_rng(5)
+    target = np.array([1.0, -2.0, 0.5])
+    f = lambda x: -np.sum((x - target) ** 2)
+    theta = np.zeros(3)
+    for _ in range(300):
+        d = rng.standard_normal((8, 3))
+        plus = np.array([f(theta + 0.1 * v) for v in d])
+        minus = np.array([f(theta - 0.1 * v) for v in d])
+        theta += 0.05 * es_gradient(d, plus, minus)
+    assert f(theta) > f(np.zeros(3)) * 0.05
+
+
+def test_split_is_stable_and_disjoint():
+    mods = [f"m{i}" for i in range(500)]
+    t1, v1 = split_modules(mods, 0.2, seed=7)
+    t2, v2 = split_modules(mods + ["extra"], 0.2, seed=7)
+    assert set(t1).isdisjoint(v1) and len(t1) + len(v1) == 500
+    assert set(v1) <= set(v2) and 60 < len(v1) < 140
+    assert split_modules(mods, 0.2, seed=8)[1] != v1
+
+
+def write_trace(path, truncate=0):
+    header = {"features": [
+        {"name": "cost", "port": 0, "shape": [1], "type": "int64_t"},
+        {"name": "emb", "port": 1, "shape": [2], "type": "float"},
+        {"name": "inlining_decision", "port": 2, "shape": [1], "type": "int64_t"}],
+        "score": {"name": "reward", "port": 0, "shape": [1], "type": "float"}}
+    out = json.dumps(header).encode() + b"\n"
+    for ctx, values in (("m1", [(5, 1), (9, 0)]), ("m2", [(30, 0)])):
+        out += json.dumps({"context": ctx}).encode() + b"\n"
+        for i, (cost, action) in enumerate(values):
+            out += json.dumps({"observation": i}).encode() + b"\n"
+            out += struct.pack("<qffq", cost, 0.5, 1.5, action) + b"\n"
+        out += json.dumps({"outcome": len(values) - 1}).encode() + b"\n"
+        out += struct.pack("<f", 0.25) + b"\n"
+    path.write_bytes(out[:len(out) - truncate] if truncate else out)
+
+
+def test_trace_reader(tmp_path):
+    write_trace(tmp_path / "t.log")
+    t = read_trace(str(tmp_path / "t.log"))
+    assert t.feature_names == ["cost"] and t.action_name == "inlining_decision"
+    np.testing.assert_array_equal(t.rows[:, 0], [5, 9, 30])
+    np.testing.assert_array_equal(t.actions, [1, 0, 0])
+    assert t.contexts == ["m1", "m1", "m2"]
+    write_trace(tmp_path / "cut.log", truncate=12)
+    with pytest.raises(TraceError, match="offset"):
+        read_trace(str(tmp_path / "cut.log"))
+
+
+@pytest.mark.parametrize("hidden", [0, 8])
+def test_new_policies_start_as_the_default(hidden):
+    rng = np.random.default_rng(9)
+    rows = np.column_stack([rng.integers(0, 300, 500), rng.normal(0, 50, 500),
+                            rng.integers(0, 2, 500)]).astype(float)
+    mean, std = standardisation(rows)
+    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, hidden, rng)
+    np.testing.assert_array_equal((p.logits(rows) > 0).astype(float), rows[:, 2])
+
+
+class FakeEnv:
+    """Three decisions per module; flipping decision 1 of module 'good' gains 10%."""
+
+    def reset(self, options=None):
+        self.module, self.step_at, self.actions = options["module"], 0, []
+        return self.obs(), {"default_action": self.step_at % 2}
+
+    def obs(self):
+        return {"a": np.array([10 * self.step_at]), "b": np.array([1.0])}
+
+    def step(self, action):
+        self.actions.append(action)
+        self.step_at += 1
+        if self.step_at < 3:
+            return self.obs(), 0.0, False, False, {"default_action": self.step_at % 2}
+        gain = 0.1 if (self.module == "good" and self.actions == [0, 0, 0]) else 0.0
+        return None, gain, True, False, {"policy_score": 100 * (1 - gain), "default_score": 100}
+
+    def close(self):
+        pass
+
+
+def test_flip_search_finds_the_one_improving_flip():
+    from mlgo_env import episodes as ep
+    from mlgo_env.flip_search import search
+    p = small_policy(hidden=0)
+    with ep.EpisodePool(FakeEnv, 2) as pool:
+        flips = search(pool, p, ["good", "plain"], 3, np.random.default_rng(0))
+    assert len(flips) == 6
+    good = [f for f in flips if f.reward > 0]
+    assert [(f.module, f.step, f.default) for f in good] == [("good", 1, 1)]
+    np.testing.assert_array_equal(good[0].features, [10.0, 1.0, 1.0])
+
+
+def test_margin_and_sigma_calibration():
+    from mlgo_env.learning import calibrate_sigma, normalise_margin
+    rng = np.random.default_rng(4)
+    rows = np.column_stack([rng.integers(0, 300, 800), rng.normal(0, 50, 800),
+                            rng.integers(0, 2, 800)]).astype(float)
+    mean, std = standardisation(rows)
+    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, 0, rng)
+    p.layers[0].weights *= 50
+    q = normalise_margin(p, rows)
+    assert np.median(np.abs(q.logits(rows))) == pytest.approx(2.0)
+    np.testing.assert_array_equal(q.logits(rows) > 0, p.logits(rows) > 0)
+    sigma = calibrate_sigma(q, rows, 0.05, rng)
+    d = rng.standard_normal((64, q.flat().size))
+    base = q.logits(rows) > 0
+    rate = np.mean([(q.with_flat(q.flat() + sigma * v).logits(rows) > 0) != base for v in d])
+    assert 0.02 < rate < 0.1

@@ -1,0 +1,135 @@
+"""The trainer and the evaluator end to end with the real clang-22 on the -Oz demo corpus
+(a one-minute budget), and their answers to bad input."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mlgo_env.policy import load_policy, save_policy
+from mlgo_env.trace_log import read_trace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DEMO_SRC = os.path.join(ROOT, "corpus", "demo", "src")
+
+
+def demo_corpus():
+    exe = os.environ.get("MLGO_ENV") or os.path.join(ROOT, "build", "src", "mlgo-env")
+    corpus = os.path.join(os.path.dirname(os.path.dirname(exe)), "corpus", "demo-Oz")
+    if not os.path.isfile(os.path.join(corpus, "corpus_description.json")):
+        pytest.fail(f"the demo corpus is not built at {corpus}")
+    return exe, corpus
+
+
+def run_module(*args, check=True):
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, timeout=900)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def executable_bytes(path):
+    """Summed sizes of an ELF64 object's SHF_EXECINSTR sections (read independently)."""
+    data = open(path, "rb").read()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    total = 0
+    for i in range(shnum):
+        _, sh_type, sh_flags, _, _, sh_size = struct.unpack_from("<IIQQQQ", data,
+                                                                 shoff + i * shentsize)
+        if sh_flags & 0x4 and sh_type != 8:  # SHF_EXECINSTR, not SHT_NOBITS
+            total += sh_size
+    return total
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    exe, corpus = demo_corpus()
+    out = tmp_path_factory.mktemp("train")
+    policy = out / "policy.json"
+    proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={corpus}",
+                      f"--output={policy}", "--minutes=1", "--workers=2", "--seed=3",
+                      "--batch=4", "--directions=2", "--select-modules=4", "--select-every=1",
+                      f"--mlgo-env={exe}", f"--cache-dir={out / 'cache'}")
+    return exe, corpus, out, policy, proc.stdout
+
+
+def test_trainer_writes_everything(trained):
+    _, _, out, policy, log = trained
+    for suffix in ("", ".ckpt.npz", ".png", ".history.json", ".trace.log", ".warmstart.json"):
+        assert os.path.getsize(str(policy) + suffix) > 0, suffix
+    p = load_policy(policy)
+    assert p.problem == "inlining" and "inlining_default" in p.features
+    assert "validation" in p.metadata and p.metadata["validation"]["modules"] > 0
+    assert "episodes/s" in log and "iter" in log
+
+
+def test_cloning_agrees_with_the_default(trained):
+    _, _, _, policy, _ = trained
+    warm = load_policy(str(policy) + ".warmstart.json")
+    trace = read_trace(str(policy) + ".trace.log")
+    assert warm.features == trace.feature_names
+    decisions = (warm.logits(trace.rows) > 0).astype(float)
+    # Every decision of the trace, held-out modules included.
+    assert len(trace.actions) > 100
+    assert (decisions == trace.actions).mean() >= 0.95
+
+
+def test_evaluate_default_total_is_plain_clang(trained, tmp_path):
+    exe, corpus, out, policy, _ = trained
+    proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={policy}",
+                      f"--corpus={corpus}", "--workers=2", f"--cache-dir={out / 'cache'}")
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1].startswith("total: default ")
+    assert sum(l.startswith("total:") for l in lines) == 1
+    default = int(lines[-1].split()[2])
+    plain = 0
+    for name in sorted(os.listdir(DEMO_SRC)):
+        src = os.path.join(DEMO_SRC, name)
+        cxx = name.endswith(".cpp")
+        obj = tmp_path / (name + ".o")
+        subprocess.run(["clang++-22" if cxx else "clang-22", "-std=c++17" if cxx else "-std=c11",
+                        "-Oz", "-I", DEMO_SRC, "-c", src, "-o", str(obj)], check=True)
+        plain += executable_bytes(obj)
+    assert default == plain
+
+
+def test_bad_policies_are_refused(trained, tmp_path):
+    _, corpus, _, policy, _ = trained
+    p = load_policy(policy)
+    p.problem = "regalloc"
+    other = tmp_path / "other.json"
+    save_policy(p, other)
+    proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
+                      f"--corpus={corpus}", check=False)
+    assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
+    obj = json.loads(open(policy).read())
+    obj["features"][0] = "no_such_feature"
+    other.write_text(json.dumps(obj))
+    proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
+                      f"--corpus={corpus}", check=False)
+    assert proc.returncode == 2 and "no_such_feature" in proc.stderr
+    other.write_text('{"format": "mlgo-env-policy", "version": 1, "problem": "inl')
+    proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
+                      f"--corpus={corpus}", check=False)
+    assert proc.returncode == 2 and "not valid JSON" in proc.stderr
+
+
+def test_empty_corpus_writes_nothing(tmp_path):
+    exe, _ = demo_corpus()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "corpus_description.json").write_text('{"modules": [], "has_thinlto": false}')
+    out = tmp_path / "p.json"
+    proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={empty}",
+                      f"--output={out}", "--minutes=1", f"--mlgo-env={exe}", check=False)
+    assert proc.returncode == 2 and "has no modules" in proc.stderr
+    assert os.listdir(tmp_path) == ["empty"]
