@@ -255,8 +255,9 @@ class Trainer:
             sigma = (calibrate_sigma(policy, rows[:4000], a.flip_rate, self.rng)
                      if rows is not None and len(rows) else 0.1)
             self.log(f"perturbation scale {sigma:.4f} (changes ~{a.flip_rate:.0%} of decisions)")
-        last = 0.0
-        while time.monotonic() + last < self.deadline:
+        last, first = 0.0, iteration + 1
+        # At least one iteration, however little budget the trace and cloning left.
+        while iteration < first or time.monotonic() + last < self.deadline:
             t = time.monotonic()
             iteration += 1
             # Modules without any decision score 0 whatever the policy: leave them out once known.
