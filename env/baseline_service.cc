@@ -5,9 +5,10 @@ namespace mlgo::env {
 
 BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
                                  std::optional<BaselineCache> cache, std::string clangVersion,
-                                 std::chrono::milliseconds timeout, unsigned workers)
+                                 std::chrono::milliseconds timeout, unsigned workers,
+                                 Spawner* spawner)
     : planner_(planner), slots_(slots), cache_(std::move(cache)),
-      clangVersion_(std::move(clangVersion)), timeout_(timeout) {
+      clangVersion_(std::move(clangVersion)), timeout_(timeout), spawner_(spawner) {
   for (unsigned i = 0; i < std::max(workers, 1u); ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
@@ -99,7 +100,7 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     auto planned = planner_.baseline(*module);
     if (!planned.ok())
       return planned.error();
-    auto report = runCompile(planned->command, timeout_, &stopping_);
+    auto report = runCompile(planned->command, timeout_, &stopping_, spawner_);
     if (!report.ok())
       return report.error();
     return scoreCompile(planner_.problem().scoreKind(), planned->command);

@@ -3,6 +3,7 @@
 
 #include "episode.h"
 #include "mlgo/env/clang_probe.h"
+#include "mlgo/env/spawn.h"
 #include "mlgo/ir2vec/embedder.h"
 
 #include <atomic>
@@ -15,6 +16,9 @@
 namespace mlgo::env {
 
 struct Environment::Impl {
+  // First member: destroyed last, after every compiler it started is gone
+  // (its children die with its thread).
+  Spawner spawner;
   EnvironmentOptions options;
   const Problem* problem = nullptr;
   std::optional<corpus::Corpus> corpus;
@@ -142,7 +146,8 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
   impl->baselines = std::make_unique<BaselineService>(
-      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs);
+      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs,
+      &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();
@@ -151,6 +156,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->context.bound = *bound;
   impl->context.limits.compileTimeout = options.compileTimeout;
   impl->context.limits.maxObservations = options.maxObservations;
+  impl->context.limits.spawner = &impl->spawner;
 
   impl->description = describeProblem(**problem, **bound);
   impl->description.corpusRoot = impl->corpus->root();

@@ -169,6 +169,17 @@ public:
     return exitStatus_;
   }
 
+  /// SIGKILL (no clean-up possible), then reap; returns true once reaped.
+  bool killHard() {
+    if (pid_ <= 0)
+      return false;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    bool reaped = ::waitpid(pid_, &status, 0) == pid_;
+    pid_ = -1;
+    return reaped;
+  }
+
   /// Child processes of the server (its clang compiles).
   std::vector<pid_t> children() const {
     std::vector<pid_t> out;
