@@ -74,8 +74,9 @@ Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
 
 Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
                                   const ProblemOptions& options,
-                                  std::chrono::milliseconds timeout) {
-  auto dir = TempDir::create("mlgo-env-probe-");
+                                  std::chrono::milliseconds timeout,
+                                  const std::filesystem::path& tempParent) {
+  auto dir = TempDir::create("mlgo-env-probe-", tempParent);
   if (!dir.ok())
     return dir.error();
   auto built = probeCompileCommand(clang, problem, dir->path());

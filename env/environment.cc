@@ -117,11 +117,15 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->corpus.emplace(std::move(*corpus));
 
   std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
+  // Directories left by hosts that died without cleaning up (SIGKILL, a
+  // crash) go before we add ours.
+  TempDir::reapOrphans(options.tempDir);
   auto clang = queryClangVersion(clangPath);
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
-  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout);
+  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout,
+                            options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);

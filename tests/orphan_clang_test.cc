@@ -41,8 +41,20 @@ std::string commandLine(pid_t pid) {
   return text;
 }
 
+/// Entries of `dir` whose name starts with `prefix`.
+std::vector<std::string> entries(const std::filesystem::path& dir, const std::string& prefix) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().filename().string().starts_with(prefix))
+      names.push_back(entry.path().filename().string());
+  return names;
+}
+
 TEST(OrphanClang, CompilersDieWithAKilledServer) {
-  ServerProcess server({"--problem=inlining", "--no-disk-cache", "--jobs=4"});
+  std::string root = (std::filesystem::temp_directory_path() / "mlgo-orphan-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(root.data()), nullptr);
+  ServerProcess server({"--problem=inlining", "--no-disk-cache", "--jobs=4", "--temp-dir=" + root});
   ASSERT_TRUE(server.running()) << server.log();
   std::vector<LineClient> clients;
   const char* modules[] = {"sha256.o", "bignum.o", "sha256.o", "bignum.o"};
@@ -61,6 +73,7 @@ TEST(OrphanClang, CompilersDieWithAKilledServer) {
       clangs.push_back(child);
   ASSERT_EQ(clangs.size(), 4u) << "children of the server: " << server.children().size();
 
+  pid_t serverPid = server.pid();
   ASSERT_TRUE(server.killHard());
   std::this_thread::sleep_for(std::chrono::seconds(1));
 
@@ -77,6 +90,18 @@ TEST(OrphanClang, CompilersDieWithAKilledServer) {
     }
   }
   EXPECT_EQ(alive, 0) << "clangs still alive 1 s after the server died:" << survivors.str();
+
+  // Its episodes' directories (fifos and all) stay behind...
+  std::string dead = "mlgo-env-episode-" + std::to_string(serverPid) + ".";
+  EXPECT_EQ(entries(root, dead).size(), 4u);
+  // ...until the next server on the same root starts. It also probes clang
+  // under --temp-dir: with $TMPDIR unusable it starts all the same.
+  ServerProcess next({"--problem=inlining", "--no-disk-cache", "--jobs=1", "--temp-dir=" + root},
+                     {"TMPDIR=/nonexistent-mlgo-tmp"});
+  EXPECT_TRUE(next.running()) << next.log();
+  EXPECT_TRUE(entries(root, dead).empty());
+  next.stop();
+  std::filesystem::remove_all(root);
 }
 
 } // namespace

@@ -107,7 +107,9 @@ private:
 /// destruction.
 class ServerProcess {
 public:
-  explicit ServerProcess(std::vector<std::string> args) {
+  /// `environment`: "NAME=VALUE" entries overriding the test's own.
+  explicit ServerProcess(std::vector<std::string> args,
+                         const std::vector<std::string>& environment = {}) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "mlgo-srv-XXXXXX").string();
     if (!::mkdtemp(tmpl.data()))
       return;
@@ -125,7 +127,21 @@ public:
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
-    if (posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), environ) != 0)
+    std::vector<std::string> envStrings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view entry(*e);
+      bool overridden = false;
+      for (const std::string& x : environment)
+        overridden |= entry.substr(0, entry.find('=') + 1) == x.substr(0, x.find('=') + 1);
+      if (!overridden)
+        envStrings.emplace_back(entry);
+    }
+    envStrings.insert(envStrings.end(), environment.begin(), environment.end());
+    std::vector<char*> envp;
+    for (auto& e : envStrings)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), envp.data()) != 0)
       pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

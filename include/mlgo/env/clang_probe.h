@@ -45,10 +45,12 @@ struct ProblemProbe {
 
 /// Compiles the probe program interactively for `problem`. kUnsupported
 /// with clang's message when clang rejects the flags, crashes, or never
-/// opens the channel; kNotFound when clang does not exist.
+/// opens the channel; kNotFound when clang does not exist. Its temporary
+/// directory goes under `tempParent` (empty = the system's, see temp_dir.h).
 Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
                                   const ProblemOptions& options,
-                                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                                  const std::filesystem::path& tempParent = {});
 
 /// Writes a small C program with calls and register pressure into `dir` and
 /// returns a driver command compiling it to `dir/probe.o` at the problem's
