@@ -271,6 +271,9 @@ Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
       episodes.end(episode, true);
       return failure(Code::kUnknownEpisode, error.message());
     }
+    // The environment ended the episode already; closing again (kNotFound)
+    // makes sure nothing of a failed episode is ever held.
+    (void)environment_.close(episode);
     episodes.fail(episode, error.message());
     return failure(error.code() == ErrorCode::kInternal ? Code::kInternalError
                                                         : Code::kEpisodeFailed,
