@@ -2,6 +2,7 @@
 #include "mlgo/env/environment.h"
 
 #include "episode.h"
+#include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/spawn.h"
 #include "mlgo/ir2vec/embedder.h"
@@ -115,6 +116,10 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   if (!corpus.ok())
     return corpus.error();
   impl->corpus.emplace(std::move(*corpus));
+  // Every module's command, once, before any clang runs (command_check.h).
+  if (auto checked = corpus::checkCorpusCommands(*impl->corpus, options.flagRules);
+      !checked.ok())
+    return checked.error().withContext(fmt::format("corpus {}", impl->corpus->root().string()));
 
   std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
   // Directories left by hosts that died without cleaning up (SIGKILL, a

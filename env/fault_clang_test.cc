@@ -236,6 +236,38 @@ TEST_F(FaultTest, FailedBaselineIsRetriedByTheNextEpisode) {
   EXPECT_GT(step.summary->defaultScore, 0.0);
 }
 
+TEST_F(FaultTest, UnsafeCommandsStopStartUp) {
+  // A copy of the corpus whose ok.o writes a stats file wherever it likes.
+  fs::path copy = tmp_.path() / "corpus";
+  fs::copy(corpus_, copy, fs::copy_options::recursive);
+  fs::path stats = tmp_.path() / "stats.json";
+  std::string cmd = testing::readFile(copy / "ok.o.cmd");
+  testing::writeFile(copy / "ok.o.cmd", cmd + std::string(1, '\0') + "-stats-file=" +
+                                            stats.string());
+  EnvironmentOptions options;
+  options.problem = "inlining";
+  options.corpus = copy;
+  options.useDiskCache = false;
+  options.tempDir = tmp_.path();
+  auto env = Environment::create(options);
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(env.error().message(), HasSubstr("module ok.o"));
+  EXPECT_THAT(env.error().message(), HasSubstr("-stats-file"));
+  EXPECT_FALSE(fs::exists(stats));
+  // Deleting the flag is the way out.
+  options.flagRules.deleteFlags = {"-stats-file"};
+  auto fixed = Environment::create(options);
+  ASSERT_TRUE(fixed.ok()) << fixed.error().message();
+  fixed->reset();
+  // An empty .bc is refused too, by name.
+  testing::writeFile(copy / "ok2.o.bc", "");
+  auto empty = Environment::create(options);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.error().message(), HasSubstr("module ok2.o"));
+  EXPECT_THAT(empty.error().message(), HasSubstr("empty"));
+}
+
 /// 200 episodes, faults mixed in; nothing leaks.
 TEST_F(FaultTest, TwoHundredEpisodesLeakNothing) {
   size_t fds;
