@@ -166,6 +166,15 @@ bool Dispatcher::isBlocking(std::string_view method) {
 
 std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& request,
                                               ConnectionEpisodes& episodes) {
+  // A reset or step sent as a notification could never deliver its result:
+  // the episode it opened or advanced would be unreachable. Refused before
+  // anything happens, with an error (id null) so the agent learns why.
+  if (!request.id && (request.method == "reset" || request.method == "step"))
+    return protocol::rpc::encodeError(
+        protocol::rpc::Id{}, Code::kInvalidRequest,
+        fmt::format("'{}' sent as a notification (no \"id\"): its result could not be "
+                    "delivered, so nothing was done; send it with an id",
+                    request.method));
   Reply reply;
   if (request.method == "describe")
     reply = describe();
