@@ -8,10 +8,13 @@
 #include "cli/env_options.h"
 #include "cli/interrupt.h"
 
+#include "mlgo/env/fd_budget.h"
 #include "server.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 namespace mlgo::cli {
 namespace {
@@ -39,12 +42,49 @@ void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
                       "threads running blocking calls (default: jobs + 2)");
 }
 
+/// Raises the soft RLIMIT_NOFILE to the hard limit and checks that it
+/// carries --max-episodes (see fd_budget.h). An explicit --max-episodes the
+/// limit cannot carry is refused; the default is lowered to what it
+/// carries, with a note. False (after a message) when the server must not
+/// start.
+bool fitDescriptorLimit(const ServeFlags& flags, env::EnvironmentOptions& options) {
+  auto limit = env::raiseFileLimit();
+  if (!limit.ok()) {
+    std::fprintf(stderr, "mlgo-env: warning: %s\n", limit.error().message().c_str());
+    return true;
+  }
+  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  uint64_t needed = env::descriptorsNeeded(options.maxEpisodes, jobs);
+  if (needed <= limit->soft)
+    return true;
+  size_t carried = env::episodesCarried(limit->soft, jobs);
+  bool given = flags.env.maxEpisodesOption != nullptr && flags.env.maxEpisodesOption->count() > 0;
+  if (given || carried == 0) {
+    std::fprintf(stderr,
+                 "mlgo-env: --max-episodes=%zu needs about %llu file descriptors, but the limit "
+                 "(RLIMIT_NOFILE, hard limit included) is %llu; use --max-episodes=%zu or less, "
+                 "or raise the limit (ulimit -n)\n",
+                 options.maxEpisodes, static_cast<unsigned long long>(needed),
+                 static_cast<unsigned long long>(limit->soft), carried);
+    return false;
+  }
+  std::fprintf(stderr,
+               "mlgo-env: note: the file descriptor limit (%llu) carries %zu open episodes, not "
+               "the default %zu: serving at most %zu\n",
+               static_cast<unsigned long long>(limit->soft), carried, options.maxEpisodes,
+               carried);
+  options.maxEpisodes = carried;
+  return true;
+}
+
 int runServe(const ServeFlags& flags) {
   auto options = flags.env.finish();
   if (!options) {
     std::fprintf(stderr, "mlgo-env: %s\n", options.error().message().c_str());
     return 2;
   }
+  if (!fitDescriptorLimit(flags, *options))
+    return 2;
   if (!(flags.agentTimeoutSeconds > 0)) {
     std::fprintf(stderr, "mlgo-env: --agent-timeout must be positive\n");
     return 2;

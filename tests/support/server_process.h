@@ -108,8 +108,11 @@ private:
 class ServerProcess {
 public:
   /// `environment`: "NAME=VALUE" entries overriding the test's own.
+  /// `launcher`: a command that execs the server with its arguments appended
+  /// (e.g. {"/bin/sh", "-c", "ulimit -n 200; exec \"$0\" \"$@\""}).
   explicit ServerProcess(std::vector<std::string> args,
-                         const std::vector<std::string>& environment = {}) {
+                         const std::vector<std::string>& environment = {},
+                         const std::vector<std::string>& launcher = {}) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "mlgo-srv-XXXXXX").string();
     if (!::mkdtemp(tmpl.data()))
       return;
@@ -118,6 +121,7 @@ public:
     log_ = (dir_ / "stderr.log").string();
     std::vector<std::string> argv = {MLGO_ENV_EXE, "serve", "--listen=unix:" + socket_};
     argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.begin(), launcher.begin(), launcher.end());
     std::vector<char*> raw;
     for (auto& a : argv)
       raw.push_back(a.data());
@@ -151,6 +155,7 @@ public:
       int status;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
+        exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -164,6 +169,8 @@ public:
   }
 
   bool running() const { return pid_ > 0; }
+  /// Waits for a server that exits by itself (e.g. refusing to start).
+  int exitCode() const { return exitStatus_; }
   pid_t pid() const { return pid_; }
   const std::string& socketPath() const { return socket_; }
   LineClient connect() const { return LineClient::connectUnix(socket_); }
