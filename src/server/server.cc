@@ -236,9 +236,15 @@ private:
     });
   }
 
+  /// The connection table lives on serverStrand_; accepts complete on
+  /// strands of their own, so the bookkeeping moves there.
   void adopt(std::shared_ptr<Connection> connection) {
-    connections_[connection->id()] = connection;
-    connection->start();
+    asio::post(serverStrand_, [this, connection = std::move(connection)] {
+      if (stopping_)
+        return; // Dropped: its socket closes with it.
+      connections_[connection->id()] = connection;
+      connection->start();
+    });
   }
 
   /// Runs on the connection's strand; the bookkeeping moves to ours.
@@ -336,7 +342,7 @@ private:
   std::map<uint64_t, std::shared_ptr<Connection>> connections_;
   uint64_t nextId_ = 1;
   bool stdio_ = false;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false}; // Read by accept handlers on other strands.
   std::vector<std::thread> relays_;
 };
 
