@@ -81,5 +81,31 @@ TEST(ServerLimits, OutOfDescriptorsTheAcceptLoopBacksOff) {
   EXPECT_THAT(reply, HasSubstr("\"protocol_version\""));
 }
 
+TEST(ServerLimits, EpisodesPerConnectionAreBounded) {
+  ServerProcess server(
+      {"--problem=inlining", "--no-disk-cache", "--jobs=2", "--max-episodes-per-connection=2"});
+  ASSERT_TRUE(server.running()) << server.log();
+  auto reset = [](int id) {
+    return "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) +
+           ",\"method\":\"reset\",\"params\":{\"module\":\"sha256.o\"}}";
+  };
+  LineClient greedy = server.connect();
+  // One batch of four resets: two episodes open, two are refused as busy.
+  std::string batch = "[" + reset(1) + "," + reset(2) + "," + reset(3) + "," + reset(4) + "]";
+  std::string reply = greedy.call(batch);
+  size_t opened = 0, busy = 0;
+  for (size_t at = reply.find("\"observation\""); at != std::string::npos;
+       at = reply.find("\"observation\"", at + 1))
+    ++opened;
+  for (size_t at = reply.find("-32004"); at != std::string::npos; at = reply.find("-32004", at + 1))
+    ++busy;
+  EXPECT_EQ(opened, 2u) << reply.substr(0, 300);
+  EXPECT_EQ(busy, 2u) << reply.substr(0, 300);
+  EXPECT_THAT(reply, HasSubstr("--max-episodes-per-connection"));
+  // Another connection has places of its own.
+  LineClient other = server.connect();
+  EXPECT_THAT(other.call(reset(5)), HasSubstr("\"observation\""));
+}
+
 } // namespace
 } // namespace mlgo

@@ -23,6 +23,7 @@ struct ServeFlags {
   EnvironmentFlags env;
   std::string listen;
   double agentTimeoutSeconds = 600;
+  size_t maxEpisodesPerConnection = 256;
   size_t maxLineBytes = 1 << 20;
   unsigned workers = 0;
 };
@@ -35,6 +36,9 @@ void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
         ->required();
   command->add_option("--agent-timeout", flags.agentTimeoutSeconds,
                       "seconds an episode waits for its agent before it is closed")
+      ->capture_default_str();
+  command->add_option("--max-episodes-per-connection", flags.maxEpisodesPerConnection,
+                      "open episodes one connection may hold")
       ->capture_default_str();
   command->add_option("--max-line-bytes", flags.maxLineBytes, "longest request line accepted")
       ->capture_default_str();
@@ -111,6 +115,7 @@ int runServe(const ServeFlags& flags) {
   serverOptions.listen = flags.listen;
   serverOptions.limits.maxLineBytes = flags.maxLineBytes;
   serverOptions.workers = flags.workers;
+  serverOptions.maxEpisodesPerConnection = flags.maxEpisodesPerConnection;
   serverOptions.agentTimeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.agentTimeoutSeconds * 1000));
   auto status = server::serve(**environment, serverOptions);

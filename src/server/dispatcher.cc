@@ -46,8 +46,23 @@ void writeAction(llvm::json::OStream& json, const env::ActionValue& action) {
 
 // --- ConnectionEpisodes ---------------------------------------------------
 
+bool ConnectionEpisodes::reserve(size_t limit) {
+  std::lock_guard lock(mutex_);
+  if (open_.size() + reserved_ >= limit)
+    return false;
+  ++reserved_;
+  return true;
+}
+
+void ConnectionEpisodes::unreserve() {
+  std::lock_guard lock(mutex_);
+  --reserved_;
+}
+
 void ConnectionEpisodes::add(env::EpisodeId id, TensorEncoding encoding) {
   std::lock_guard lock(mutex_);
+  if (reserved_ > 0)
+    --reserved_;
   open_[id] = Entry{encoding, Clock::now(), false};
 }
 
@@ -229,12 +244,19 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     if (*optEncoding)
       chosen = **optEncoding;
   }
+  if (!episodes.reserve(options_.maxEpisodesPerConnection))
+    return failure(Code::kBusy,
+                   fmt::format("this connection holds {} open episodes, the limit per connection "
+                               "(--max-episodes-per-connection); close some first",
+                               options_.maxEpisodesPerConnection));
   auto result = environment_.reset(request);
+  bool ended = !result || result->step.terminated || result->step.truncated;
+  if (ended)
+    episodes.unreserve();
+  else
+    episodes.add(result->episode, chosen); // Takes the reserved place.
   if (!result)
     return failure(codeFor(result.error()), result.error().message());
-  bool ended = result->step.terminated || result->step.truncated;
-  if (!ended)
-    episodes.add(result->episode, chosen);
   return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 

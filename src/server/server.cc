@@ -64,7 +64,7 @@ class Server {
 public:
   Server(env::Environment& environment, const ServerOptions& options)
       : options_(options),
-        dispatcher_(environment, DispatcherOptions{options.agentTimeout}),
+        dispatcher_(environment, DispatcherOptions{options.agentTimeout, options.maxEpisodesPerConnection}),
         threads_(options.workers ? options.workers : environment.describe().jobs + 2),
         executor_(threads_), serverStrand_(asio::make_strand(io_)),
         signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
