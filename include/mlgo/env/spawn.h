@@ -40,8 +40,8 @@
 
 #include <condition_variable>
 #include <deque>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
