@@ -5,9 +5,10 @@ namespace mlgo::env {
 
 BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
                                  std::optional<BaselineCache> cache, std::string clangVersion,
-                                 std::chrono::milliseconds timeout, unsigned workers)
+                                 std::chrono::milliseconds timeout, unsigned workers,
+                                 Spawner* spawner)
     : planner_(planner), slots_(slots), cache_(std::move(cache)),
-      clangVersion_(std::move(clangVersion)), timeout_(timeout) {
+      clangVersion_(std::move(clangVersion)), timeout_(timeout), spawner_(spawner) {
   for (unsigned i = 0; i < std::max(workers, 1u); ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
@@ -67,8 +68,6 @@ Result<BaselineService::Handle> BaselineService::request(const corpus::ModuleSpe
     std::lock_guard lock(mutex_);
     if (auto it = known_.find(*key); it != known_.end())
       return ready(it->second);
-    if (auto it = rejected_.find(*key); it != rejected_.end())
-      return ready(it->second);
     if (auto it = inFlight_.find(*key); it != inFlight_.end())
       return Handle{it->second, false};
   }
@@ -99,7 +98,7 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     auto planned = planner_.baseline(*module);
     if (!planned.ok())
       return planned.error();
-    auto report = runCompile(planned->command, timeout_, &stopping_);
+    auto report = runCompile(planned->command, timeout_, &stopping_, spawner_);
     if (!report.ok())
       return report.error();
     return scoreCompile(planner_.problem().scoreKind(), planned->command);
@@ -111,10 +110,11 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     (void)cache_->store(key, *result); // A failed write only costs a recompile.
   {
     std::lock_guard lock(mutex_);
+    // A failure is never remembered: it may be passing (clang killed by the
+    // OOM killer, a timeout under load), so the next episode compiles anew.
+    // Episodes already waiting on this compile share its result.
     if (result.ok())
       known_.emplace(key, *result);
-    else if (result.error().code() == ErrorCode::kCompiler)
-      rejected_.emplace(key, result.error());
     inFlight_.erase(key);
   }
   promise->set_value(std::move(result));

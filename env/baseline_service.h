@@ -5,10 +5,9 @@
 /// shared future. A score comes from memory, else from the disk cache, else
 /// from a plain compile run on a worker thread (holding a job slot) and then
 /// stored in both. Concurrent requests for the same module share one
-/// compile. A compile that clang rejects (kCompiler) is remembered as such
-/// for the life of the service, since it fails the same way every time;
-/// other failures (timeouts, I/O, cancellation) are retried by a later
-/// request.
+/// compile. A failed compile is never remembered, not even one clang
+/// rejected (kCompiler: that may be the OOM killer's SIGKILL): requests
+/// waiting on it share its error, and the next request compiles anew.
 ///
 /// Thread-safe. The destructor cancels running compiles (they are killed)
 /// and joins the workers; futures not yet satisfied then hold kInternal.
@@ -37,7 +36,8 @@ class BaselineService {
 public:
   BaselineService(const CompilePlanner& planner, JobSlots& slots,
                   std::optional<BaselineCache> cache, std::string clangVersion,
-                  std::chrono::milliseconds timeout, unsigned workers);
+                  std::chrono::milliseconds timeout, unsigned workers,
+                  Spawner* spawner = nullptr);
   ~BaselineService();
   BaselineService(const BaselineService&) = delete;
   BaselineService& operator=(const BaselineService&) = delete;
@@ -60,6 +60,7 @@ private:
   std::optional<BaselineCache> cache_;
   std::string clangVersion_;
   std::chrono::milliseconds timeout_;
+  Spawner* spawner_;
 
   std::mutex mutex_;
   /// Module name -> (bitcode size, mtime, digest), to hash each file once.
@@ -70,7 +71,6 @@ private:
   };
   std::unordered_map<std::string, Digest> digests_;
   std::unordered_map<std::string, ModuleScore> known_;
-  std::unordered_map<std::string, Error> rejected_;
   std::unordered_map<std::string, BaselineFuture> inFlight_;
 
   std::condition_variable wake_;

@@ -77,8 +77,9 @@ Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
 
 Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
                                   const ProblemOptions& options,
-                                  std::chrono::milliseconds timeout) {
-  auto dir = TempDir::create("mlgo-env-probe-");
+                                  std::chrono::milliseconds timeout,
+                                  const std::filesystem::path& tempParent) {
+  auto dir = TempDir::create("mlgo-env-probe-", tempParent);
   if (!dir.ok())
     return dir.error();
   auto built = probeCompileCommand(clang, problem, dir->path());
@@ -156,10 +157,11 @@ std::vector<std::string> parseLlvmOptionList(std::string_view helpText) {
 }
 
 Result<std::vector<std::string>> queryLlvmOptions(const std::filesystem::path& clang,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  const std::filesystem::path& tempParent) {
   // The listing (~400 KB) is longer than the output a compile keeps, so the
   // shell writes it to a file.
-  auto dir = TempDir::create("mlgo-env-options-");
+  auto dir = TempDir::create("mlgo-env-options-", tempParent);
   if (!dir.ok())
     return dir.error();
   std::filesystem::path listing = dir->path() / "options.txt";

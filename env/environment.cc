@@ -2,7 +2,9 @@
 #include "mlgo/env/environment.h"
 
 #include "episode.h"
+#include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
+#include "mlgo/env/spawn.h"
 #include "mlgo/ir2vec/embedder.h"
 
 #include <atomic>
@@ -15,6 +17,9 @@
 namespace mlgo::env {
 
 struct Environment::Impl {
+  // First member: destroyed last, after every compiler it started is gone
+  // (its children die with its thread).
+  Spawner spawner;
   EnvironmentOptions options;
   const Problem* problem = nullptr;
   std::optional<corpus::Corpus> corpus;
@@ -112,20 +117,28 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   if (!corpus.ok())
     return corpus.error();
   impl->corpus.emplace(std::move(*corpus));
+  // Every module's command, once, before any clang runs (command_check.h).
+  if (auto checked = corpus::checkCorpusCommands(*impl->corpus, options.flagRules);
+      !checked.ok())
+    return checked.error().withContext(fmt::format("corpus {}", impl->corpus->root().string()));
 
   std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
+  // Directories left by hosts that died without cleaning up (SIGKILL, a
+  // crash) go before we add ours.
+  TempDir::reapOrphans(options.tempDir);
   auto clang = queryClangVersion(clangPath);
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
   if ((*problem)->name() == "regalloc") {
     // clang's own default eviction decision, when this clang can send it.
-    auto llvmOptions = queryLlvmOptions(clangPath, options.compileTimeout);
+    auto llvmOptions = queryLlvmOptions(clangPath, options.compileTimeout, options.tempDir);
     if (!llvmOptions.ok())
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
-  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout);
+  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout,
+                            options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);
@@ -150,7 +163,8 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
   impl->baselines = std::make_unique<BaselineService>(
-      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs);
+      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs,
+      &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();
@@ -159,6 +173,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->context.bound = *bound;
   impl->context.limits.compileTimeout = options.compileTimeout;
   impl->context.limits.maxObservations = options.maxObservations;
+  impl->context.limits.spawner = &impl->spawner;
 
   impl->description = describeProblem(**problem, **bound);
   impl->description.corpusRoot = impl->corpus->root();

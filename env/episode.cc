@@ -129,8 +129,11 @@ Status Episode::step(const ActionValue& action, StepResult& result) {
   MLGO_TRY(bound.validate(current_, action));
   MLGO_TRY(bound.encode(action, advice_));
   auto lease = context_->slots->acquire(Clock::now() + context_->limits.compileTimeout);
+  // Nothing reached clang, but an agent that retries would only wait again
+  // behind the same busy compilers while this one holds a clang, its
+  // directory and a --max-episodes place: the episode ends here.
   if (!lease.ok())
-    return lease.error(); // Nothing sent yet: the agent may retry.
+    return fail(lease.error());
   pending_ = false;
   if (auto st = session_->answer(advice_); !st.ok())
     return fail(st.error());

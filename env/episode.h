@@ -41,7 +41,9 @@ public:
   Status start(StepResult& result);
   /// Validates and sends `action`, then waits for the next request or the
   /// end. On kInvalidArgument nothing happened; on any other error the
-  /// episode is over.
+  /// episode is over, its compiler killed and its directory removed; that
+  /// includes kTimeout "no job slot became free in time" (no free job slot
+  /// within the compile timeout).
   Status step(const ActionValue& action, StepResult& result);
   /// Kills the compiler; the episode is over.
   void close();

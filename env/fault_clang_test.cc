@@ -204,6 +204,70 @@ TEST_F(FaultTest, MissingClangIsAClearError) {
   ASSERT_TRUE(finish(*live, running->episode, running->step).ok());
 }
 
+TEST_F(FaultTest, FailedBaselineIsRetriedByTheNextEpisode) {
+  // A clang whose first default (plain -cc1) compile is SIGKILLed, as the
+  // OOM killer would; everything else runs the real clang.
+  fs::path marker = tmp_.path() / "killed-once";
+  fs::path wrapper = tmp_.path() / "clang-22";
+  testing::writeFile(wrapper, "#!/bin/sh\n"
+                              "case \"$*\" in *interactive-channel-base*) ;; *-cc1*)\n"
+                              "  if [ ! -e '" + marker.string() + "' ]; then : > '" +
+                                  marker.string() + "'; kill -9 $$; fi ;;\n"
+                              "esac\n"
+                              "exec '" MLGO_CLANG "' \"$@\"\n");
+  fs::permissions(wrapper, fs::perms::owner_all);
+  auto env = make("inlining", 60s, wrapper);
+  ASSERT_TRUE(env);
+  auto first = env->reset({"ok.o", std::nullopt, {}});
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  Status st = finish(*env, first->episode, first->step);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message(), HasSubstr("default compile of module ok.o"));
+  EXPECT_THAT(st.error().message(), HasSubstr("signal 9"));
+  ASSERT_TRUE(fs::exists(marker));
+  // The failure was not remembered: the next episode compiles the baseline
+  // again, and it succeeds.
+  auto second = env->reset({"ok.o", std::nullopt, {}});
+  ASSERT_TRUE(second.ok()) << second.error().message();
+  StepResult step = second->step;
+  ASSERT_TRUE(finish(*env, second->episode, step).ok());
+  ASSERT_TRUE(step.summary);
+  EXPECT_FALSE(step.summary->baselineCached);
+  EXPECT_GT(step.summary->defaultScore, 0.0);
+}
+
+TEST_F(FaultTest, UnsafeCommandsStopStartUp) {
+  // A copy of the corpus whose ok.o writes a stats file wherever it likes.
+  fs::path copy = tmp_.path() / "corpus";
+  fs::copy(corpus_, copy, fs::copy_options::recursive);
+  fs::path stats = tmp_.path() / "stats.json";
+  std::string cmd = testing::readFile(copy / "ok.o.cmd");
+  testing::writeFile(copy / "ok.o.cmd", cmd + std::string(1, '\0') + "-stats-file=" +
+                                            stats.string());
+  EnvironmentOptions options;
+  options.problem = "inlining";
+  options.corpus = copy;
+  options.useDiskCache = false;
+  options.tempDir = tmp_.path();
+  auto env = Environment::create(options);
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(env.error().message(), HasSubstr("module ok.o"));
+  EXPECT_THAT(env.error().message(), HasSubstr("-stats-file"));
+  EXPECT_FALSE(fs::exists(stats));
+  // Deleting the flag is the way out.
+  options.flagRules.deleteFlags = {"-stats-file"};
+  auto fixed = Environment::create(options);
+  ASSERT_TRUE(fixed.ok()) << fixed.error().message();
+  fixed->reset();
+  // An empty .bc is refused too, by name.
+  testing::writeFile(copy / "ok2.o.bc", "");
+  auto empty = Environment::create(options);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(empty.error().message(), HasSubstr("module ok2.o"));
+  EXPECT_THAT(empty.error().message(), HasSubstr("empty"));
+}
+
 /// 200 episodes, faults mixed in; nothing leaks.
 TEST_F(FaultTest, TwoHundredEpisodesLeakNothing) {
   size_t fds;

@@ -92,7 +92,7 @@ Status ProcessSession::start() {
                        std::strerror(errno));
   }
   started_ = Clock::now();
-  auto process = Subprocess::spawn({command_.argv, command_.environment});
+  auto process = Subprocess::spawn({command_.argv, command_.environment, limits_.spawner});
   if (!process.ok())
     return process.error();
   process_ = std::move(*process);

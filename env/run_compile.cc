@@ -37,9 +37,9 @@ using detail::programName;
 using std::chrono::milliseconds;
 
 Result<CompileReport> runCompile(const CompileCommand& command, milliseconds timeout,
-                                 const std::atomic<bool>* cancel) {
+                                 const std::atomic<bool>* cancel, Spawner* spawner) {
   auto started = Clock::now();
-  auto spawned = Subprocess::spawn({command.argv, command.environment});
+  auto spawned = Subprocess::spawn({command.argv, command.environment, spawner});
   if (!spawned.ok())
     return spawned.error();
   Subprocess& process = **spawned;

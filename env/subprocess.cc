@@ -1,10 +1,11 @@
 //===- env/subprocess.cc - a child process we own ---------------------------===//
 #include "mlgo/env/subprocess.h"
 
+#include "mlgo/env/spawn.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,58 +56,6 @@ std::vector<std::string> childEnvironment(const std::vector<std::string>& extra)
   }
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  result.reserve(strings.size() + 1);
-  for (std::string& s : strings)
-    result.push_back(s.data());
-  result.push_back(nullptr);
-  return result;
-}
-
-/// RAII for the posix_spawn attribute objects.
-struct SpawnAttributes {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  SpawnAttributes() {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attr);
-  }
-  ~SpawnAttributes() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  SpawnAttributes(const SpawnAttributes&) = delete;
-  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-};
-
-/// Fills the attributes: own process group, default signal dispositions and
-/// an empty signal mask (the host's threads may block or ignore signals),
-/// stdin from /dev/null, stdout+stderr to `outputWrite`, nothing else open.
-int prepareAttributes(SpawnAttributes& sa, int outputWrite) {
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2})
-    sigaddset(&defaults, sig);
-  sigset_t empty;
-  sigemptyset(&empty);
-  int rc = 0;
-  auto step = [&rc](int r) {
-    if (rc == 0)
-      rc = r;
-  };
-  step(posix_spawnattr_setflags(&sa.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
-                                              POSIX_SPAWN_SETSIGMASK));
-  step(posix_spawnattr_setpgroup(&sa.attr, 0));
-  step(posix_spawnattr_setsigdefault(&sa.attr, &defaults));
-  step(posix_spawnattr_setsigmask(&sa.attr, &empty));
-  step(posix_spawn_file_actions_addopen(&sa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0));
-  step(posix_spawn_file_actions_adddup2(&sa.actions, outputWrite, STDOUT_FILENO));
-  step(posix_spawn_file_actions_adddup2(&sa.actions, outputWrite, STDERR_FILENO));
-  step(posix_spawn_file_actions_addclosefrom_np(&sa.actions, STDERR_FILENO + 1));
-  return rc;
 }
 
 } // namespace
@@ -232,10 +181,11 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
   child->program_ = program;
   child->outputFd_ = pipeFds[0];
 
-  std::vector<std::string> argvStrings = options.argv;
-  std::vector<std::string> envStrings = childEnvironment(options.extraEnvironment);
-  std::vector<char*> argv = pointers(argvStrings);
-  std::vector<char*> envp = pointers(envStrings);
+  SpawnRequest request;
+  request.argv = options.argv;
+  request.environment = childEnvironment(options.extraEnvironment);
+  request.outputFd = pipeFds[1];
+  Spawner& spawner = options.spawner != nullptr ? *options.spawner : Spawner::processWide();
 
   ChildRegistry& registry = childRegistry();
   {
@@ -246,35 +196,21 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
     }
     ++registry.spawning;
   }
-  int rc;
-  pid_t pid = -1;
-  {
-    SpawnAttributes sa;
-    rc = prepareAttributes(sa, pipeFds[1]);
-    if (rc == 0) {
-      bool search = program.find('/') == std::string::npos;
-      rc = search ? ::posix_spawnp(&pid, program.c_str(), &sa.actions, &sa.attr, argv.data(),
-                                   envp.data())
-                  : ::posix_spawn(&pid, program.c_str(), &sa.actions, &sa.attr, argv.data(),
-                                  envp.data());
-    }
-  }
+  auto spawned = spawner.spawn(request);
   ::close(pipeFds[1]);
   {
     // Registered before killAllChildren() can look (it waits for spawning
     // to reach 0), so a child started during shutdown is killed too.
     std::lock_guard lock(registry.mutex);
-    if (rc == 0)
-      registry.live.insert(pid);
+    if (spawned.ok())
+      registry.live.insert(*spawned);
     if (--registry.spawning == 0)
       registry.idle.notify_all();
   }
-  if (rc != 0) {
-    ErrorCode code = (rc == ENOENT || rc == ENOTDIR) ? ErrorCode::kNotFound : ErrorCode::kIo;
-    return makeError(code, "cannot run '{}': {}", program, errnoText(rc));
-  }
-  child->pid_ = pid;
-  child->exitFd_ = openPidfd(pid);
+  if (!spawned.ok())
+    return spawned.error();
+  child->pid_ = *spawned;
+  child->exitFd_ = openPidfd(child->pid_);
   ::fcntl(child->outputFd_, F_SETFL, ::fcntl(child->outputFd_, F_GETFL) | O_NONBLOCK);
   return child;
 }

@@ -8,18 +8,137 @@
 namespace mlgo::protocol::rpc {
 namespace {
 
-Item decodeItem(llvm::json::Value value) {
+// --- Raw scanning of a line llvm::json::parse accepted (or is about to) ---
+
+size_t skipSpace(std::string_view t, size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+    ++i;
+  return i;
+}
+
+/// `t[i]` is '"'; returns the index after the closing quote.
+size_t skipString(std::string_view t, size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\')
+      ++i;
+    else if (t[i] == '"')
+      return i + 1;
+  }
+  return t.size();
+}
+
+/// Skips the value starting at `t[i]`; iterative, whatever the nesting.
+size_t skipValue(std::string_view t, size_t i) {
+  if (i >= t.size())
+    return i;
+  if (t[i] == '"')
+    return skipString(t, i);
+  if (t[i] != '{' && t[i] != '[') {
+    while (i < t.size() && std::string_view(",]} \t\r\n").find(t[i]) == std::string_view::npos)
+      ++i;
+    return i;
+  }
+  size_t depth = 0;
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == '"') {
+      i = skipString(t, i);
+      continue;
+    }
+    if (c == '{' || c == '[')
+      ++depth;
+    else if ((c == '}' || c == ']') && --depth == 0)
+      return i + 1;
+    ++i;
+  }
+  return i;
+}
+
+/// True when arrays/objects nest deeper than `limit` anywhere in `t`.
+bool nestsDeeperThan(std::string_view t, size_t limit) {
+  size_t depth = 0;
+  for (size_t i = 0; i < t.size();) {
+    char c = t[i];
+    if (c == '"') {
+      i = skipString(t, i);
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      if (++depth > limit)
+        return true;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+    ++i;
+  }
+  return false;
+}
+
+bool keyIsId(std::string_view quoted) {
+  if (quoted == "\"id\"")
+    return true;
+  if (quoted.find('\\') == std::string_view::npos)
+    return false;
+  auto decoded = llvm::json::parse(llvm::StringRef(quoted.data(), quoted.size()));
+  if (!decoded) {
+    llvm::consumeError(decoded.takeError());
+    return false;
+  }
+  auto text = decoded->getAsString();
+  return text && *text == "id";
+}
+
+/// The raw text of the "id" member of the object starting at `t[i]`.
+std::optional<std::string_view> rawIdAt(std::string_view t, size_t i) {
+  if (i >= t.size() || t[i] != '{')
+    return std::nullopt;
+  for (i = skipSpace(t, i + 1); i < t.size() && t[i] == '"';) {
+    size_t keyStart = i;
+    i = skipString(t, i);
+    std::string_view key = t.substr(keyStart, i - keyStart);
+    i = skipSpace(t, i);
+    if (i >= t.size() || t[i] != ':')
+      return std::nullopt;
+    i = skipSpace(t, i + 1);
+    size_t valueStart = i;
+    i = skipValue(t, i);
+    if (keyIsId(key))
+      return t.substr(valueStart, i - valueStart);
+    i = skipSpace(t, i);
+    if (i < t.size() && t[i] == ',')
+      i = skipSpace(t, i + 1);
+  }
+  return std::nullopt;
+}
+
+/// For each element of the top-level array in `t`, the raw text of its
+/// "id" member (nullopt for elements without one or not objects).
+std::vector<std::optional<std::string_view>> rawBatchIds(std::string_view t) {
+  std::vector<std::optional<std::string_view>> ids;
+  size_t i = skipSpace(t, 0);
+  if (i >= t.size() || t[i] != '[')
+    return ids;
+  for (i = skipSpace(t, i + 1); i < t.size() && t[i] != ']';) {
+    ids.push_back(rawIdAt(t, i));
+    i = skipSpace(t, skipValue(t, i));
+    if (i < t.size() && t[i] == ',')
+      i = skipSpace(t, i + 1);
+  }
+  return ids;
+}
+
+Item decodeItem(llvm::json::Value value, std::optional<std::string_view> rawId) {
   auto* object = value.getAsObject();
   if (!object)
-    return BadRequest{nullptr, Code::kInvalidRequest, "a request must be a JSON object"};
-  std::optional<llvm::json::Value> id;
+    return BadRequest{{}, Code::kInvalidRequest, "a request must be a JSON object"};
+  std::optional<Id> id;
   if (auto* idValue = object->get("id")) {
     if (idValue->kind() != llvm::json::Value::Number &&
         idValue->kind() != llvm::json::Value::String && idValue->kind() != llvm::json::Value::Null)
-      return BadRequest{nullptr, Code::kInvalidRequest, "'id' must be a number, string or null"};
-    id = *idValue;
+      return BadRequest{{}, Code::kInvalidRequest, "'id' must be a number, string or null"};
+    id = rawId ? Id{std::string(*rawId)} : Id::of(*idValue);
   }
-  llvm::json::Value replyId = id ? *id : llvm::json::Value(nullptr);
+  Id replyId = id ? *id : Id{};
   auto version = object->getString("jsonrpc");
   if (!version || *version != "2.0")
     return BadRequest{replyId, Code::kInvalidRequest, "'jsonrpc' must be \"2.0\""};
@@ -64,61 +183,77 @@ std::string_view codeName(Code code) {
   return "unknown";
 }
 
-Line decodeLine(std::string_view text, size_t maxBatch) {
+Id Id::of(const llvm::json::Value& value) {
+  return Id{write([&](llvm::json::OStream& json) { json.value(value); })};
+}
+
+Line decodeLine(std::string_view text, size_t maxBatch, size_t maxDepth) {
   Line line;
+  if (nestsDeeperThan(text, maxDepth)) {
+    line.items.push_back(BadRequest{
+        {}, Code::kParseError,
+        fmt::format("JSON nested deeper than {} levels; refused unparsed", maxDepth)});
+    return line;
+  }
   auto parsed = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
   if (!parsed) {
-    line.items.push_back(BadRequest{nullptr, Code::kParseError,
+    line.items.push_back(BadRequest{{}, Code::kParseError,
                                     "invalid JSON: " + detail::takeMessage(parsed.takeError())});
     return line;
   }
   auto* array = parsed->getAsArray();
   if (!array) {
-    line.items.push_back(decodeItem(std::move(*parsed)));
+    line.items.push_back(decodeItem(std::move(*parsed), rawIdAt(text, skipSpace(text, 0))));
     return line;
   }
   if (array->empty()) {
-    line.items.push_back(BadRequest{nullptr, Code::kInvalidRequest, "empty batch"});
+    line.items.push_back(BadRequest{{}, Code::kInvalidRequest, "empty batch"});
     return line;
   }
   if (array->size() > maxBatch) {
     line.items.push_back(BadRequest{
-        nullptr, Code::kInvalidRequest,
+        {}, Code::kInvalidRequest,
         fmt::format("batch of {} requests exceeds the limit of {}", array->size(), maxBatch)});
     return line;
   }
   line.batch = true;
   line.items.reserve(array->size());
-  for (auto& element : *array)
-    line.items.push_back(decodeItem(std::move(element)));
+  auto rawIds = rawBatchIds(text);
+  for (size_t i = 0; i < array->size(); ++i)
+    line.items.push_back(decodeItem(std::move((*array)[i]),
+                                    i < rawIds.size() ? rawIds[i] : std::nullopt));
   return line;
 }
 
-std::string encodeResult(const llvm::json::Value& id, llvm::json::Value result) {
+std::string encodeResult(const Id& id, llvm::json::Value result) {
   return write([&](llvm::json::OStream& json) {
     json.object([&] {
       json.attribute("jsonrpc", "2.0");
-      json.attribute("id", id);
+      json.attributeBegin("id");
+      json.rawValue(id.json);
+      json.attributeEnd();
       json.attribute("result", result);
     });
   });
 }
 
-std::string encodeRawResult(const llvm::json::Value& id, std::string_view resultJson) {
-  std::string out = write([&](llvm::json::OStream& json) { json.value(id); });
-  out.insert(0, "{\"jsonrpc\":\"2.0\",\"id\":");
+std::string encodeRawResult(const Id& id, std::string_view resultJson) {
+  std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
+  out += id.json;
   out += ",\"result\":";
   out += resultJson;
   out += '}';
   return out;
 }
 
-std::string encodeError(const llvm::json::Value& id, Code code, std::string_view message,
+std::string encodeError(const Id& id, Code code, std::string_view message,
                         std::optional<llvm::json::Value> data) {
   return write([&](llvm::json::OStream& json) {
     json.object([&] {
       json.attribute("jsonrpc", "2.0");
-      json.attribute("id", id);
+      json.attributeBegin("id");
+      json.rawValue(id.json);
+      json.attributeEnd();
       json.attributeObject("error", [&] {
         json.attribute("code", static_cast<int64_t>(code));
         json.attribute("message", llvm::StringRef(message.data(), message.size()));

@@ -19,7 +19,7 @@ TEST(Rpc, DecodesARequest) {
   const auto& r = good(line.items[0]);
   EXPECT_EQ(r.method, "step");
   ASSERT_TRUE(r.id);
-  EXPECT_EQ(r.id->getAsInteger(), 7);
+  EXPECT_EQ(r.id->json, "7");
   EXPECT_EQ(*requireInt(r.params, "episode"), 3);
 }
 
@@ -54,7 +54,7 @@ TEST(Rpc, ErrorsCarryStableCodes) {
   }
   // The id is echoed when it could be read.
   auto line = decodeLine(R"({"jsonrpc":"2.0","id":"abc","method":1})");
-  EXPECT_EQ(bad(line.items[0]).id.getAsString(), "abc");
+  EXPECT_EQ(bad(line.items[0]).id.json, "\"abc\"");
 }
 
 TEST(Rpc, BatchesDecodeEachElement) {
@@ -70,11 +70,11 @@ TEST(Rpc, BatchesDecodeEachElement) {
 }
 
 TEST(Rpc, EncodesResponses) {
-  EXPECT_EQ(encodeResult(1, llvm::json::Object{{"x", 2}}),
+  EXPECT_EQ(encodeResult(Id::of(1), llvm::json::Object{{"x", 2}}),
             R"({"jsonrpc":"2.0","id":1,"result":{"x":2}})");
-  EXPECT_EQ(encodeRawResult("q", R"({"observation":{}})"),
+  EXPECT_EQ(encodeRawResult(Id::of("q"), R"({"observation":{}})"),
             R"({"jsonrpc":"2.0","id":"q","result":{"observation":{}}})");
-  EXPECT_EQ(encodeError(nullptr, Code::kUnknownEpisode, "unknown episode 9"),
+  EXPECT_EQ(encodeError(Id{}, Code::kUnknownEpisode, "unknown episode 9"),
             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"unknown episode 9"}})");
   EXPECT_EQ(joinBatch({"1", "2"}), "[1,2]");
   EXPECT_EQ(codeName(Code::kInvalidAction), "invalid_action");
@@ -90,6 +90,57 @@ TEST(Rpc, ParameterAccessorsNameTheParameter) {
   EXPECT_FALSE(optionalString(params, "module").ok());
   EXPECT_FALSE(optionalBool(params, "flag").ok());
   EXPECT_FALSE(optionalInt(params, "absent")->has_value());
+}
+
+TEST(Rpc, IdsAreEchoedByteForByte) {
+  for (std::string id : {"1e999", "123456789012345678901234567890", "1.5e-400", "-0", "1E+2",
+                         "0.10", "\"caf\\u00e9\"", "\"a\\/b\"", "null", "-12345678901234567890"}) {
+    std::string text = R"({"jsonrpc":"2.0", "method":"describe", "id" : )" + id + "}";
+    auto line = decodeLine(text);
+    ASSERT_EQ(line.items.size(), 1u) << text;
+    const auto& r = good(line.items[0]);
+    ASSERT_TRUE(r.id) << text;
+    EXPECT_EQ(r.id->json, id);
+    EXPECT_EQ(encodeRawResult(*r.id, "1"), R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":1})");
+    EXPECT_EQ(encodeError(*r.id, Code::kBusy, "m"),
+              R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":{"code":-32004,"message":"m"}})");
+    // The reply is JSON.
+    auto reply = llvm::json::parse(encodeResult(*r.id, 1));
+    EXPECT_TRUE(bool(reply)) << id;
+    if (!reply)
+      llvm::consumeError(reply.takeError());
+  }
+  // In a batch, each element's own id, also when another member holds "id".
+  auto line = decodeLine(
+      R"([{"params":{"id":"inner"},"jsonrpc":"2.0","method":"a","id":1e999}, 7,)"
+      R"( {"jsonrpc":"2.0","method":"b","\u0069d":30000000000000000000000000001},)"
+      R"({"jsonrpc":"2.0","method":"c"}])");
+  ASSERT_EQ(line.items.size(), 4u);
+  EXPECT_EQ(good(line.items[0]).id->json, "1e999");
+  EXPECT_EQ(good(line.items[2]).id->json, "30000000000000000000000000001");
+  EXPECT_FALSE(good(line.items[3]).id);
+  // An id that is not a number, string or null is refused, and null echoed.
+  EXPECT_EQ(bad(decodeLine(R"({"jsonrpc":"2.0","id":{"a":1},"method":"x"})").items[0]).id.json,
+            "null");
+}
+
+TEST(Rpc, DeepNestingIsRefusedWithoutRecursion) {
+  for (std::string open : {"[", "{\"a\":"}) {
+    std::string text;
+    for (int i = 0; i < 100000; ++i)
+      text += open;
+    auto line = decodeLine(text);
+    ASSERT_EQ(line.items.size(), 1u);
+    EXPECT_EQ(bad(line.items[0]).code, Code::kParseError);
+    EXPECT_THAT(bad(line.items[0]).message, HasSubstr("nested deeper than 64 levels"));
+  }
+  // At the limit: parsed. Brackets inside strings do not count.
+  std::string atLimit = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":)" +
+                        std::string(62, '[') + std::string(62, ']') + R"(,"s":"[[[[[[[["}})";
+  auto line = decodeLine(atLimit, 4096, 64);
+  EXPECT_EQ(good(line.items[0]).method, "m");
+  auto over = decodeLine(atLimit, 4096, 63);
+  EXPECT_EQ(bad(over.items[0]).code, Code::kParseError);
 }
 
 } // namespace

@@ -195,6 +195,48 @@ TEST_F(Conformance, BatchesNotificationsAndBlankLines) {
   expectDescribeWorks(client_);
 }
 
+TEST_F(Conformance, DeeplyNestedLineGetsAnErrorNotACrash) {
+  // The issue's repro: 100,000 '[' in one line (~100 KB).
+  std::string reply = client_.call(std::string(100000, '['));
+  EXPECT_EQ(errorCode(reply), -32700) << reply.substr(0, 200);
+  EXPECT_THAT(reply, HasSubstr("nested deeper than"));
+  expectDescribeWorks(client_);
+}
+
+TEST_F(Conformance, IdsComeBackByteForByte) {
+  for (std::string id : {"1e999", "123456789012345678901234567890", "1.5e-400", "\"caf\\u00e9\""}) {
+    std::string reply =
+        client_.call(R"({"jsonrpc":"2.0","method":"describe","id":)" + id + "}");
+    EXPECT_EQ(reply.substr(0, 22 + id.size() + 1), R"({"jsonrpc":"2.0","id":)" + id + ",")
+        << reply.substr(0, 100);
+    parse(reply); // Fails the test unless the reply is JSON.
+    std::string error = client_.call(R"({"jsonrpc":"2.0","method":"fly","id":)" + id + "}");
+    EXPECT_EQ(error.substr(0, 22 + id.size() + 1), R"({"jsonrpc":"2.0","id":)" + id + ",")
+        << error;
+  }
+}
+
+TEST_F(Conformance, ResetOrStepAsNotificationIsRefusedAndOpensNothing) {
+  auto before = server_->children();
+  ASSERT_TRUE(client_.sendLine(R"({"jsonrpc":"2.0","method":"reset","params":{"module":"sha256.o"}})"));
+  std::string reply = client_.readLine().value_or("<eof>");
+  EXPECT_EQ(errorCode(reply), -32600) << reply;
+  EXPECT_THAT(reply, HasSubstr("notification"));
+  EXPECT_THAT(reply, HasSubstr("\"id\":null"));
+  ASSERT_TRUE(client_.sendLine(R"({"jsonrpc":"2.0","method":"step","params":{"episode":1,"action":0}})"));
+  EXPECT_EQ(errorCode(client_.readLine().value_or("<eof>")), -32600);
+  // No clang was started for it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (pid_t child : server_->children()) {
+    if (std::find(before.begin(), before.end(), child) != before.end())
+      continue;
+    std::ifstream in("/proc/" + std::to_string(child) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(cmd.find("interactive"), std::string::npos) << "a clang runs: pid " << child;
+  }
+  expectDescribeWorks(client_);
+}
+
 TEST_F(Conformance, HundredMegabyteLineIsRefusedAndServerKeepsServing) {
   std::string huge(100 << 20, 'x');
   std::thread writer([&] { client_.send(huge + "\n"); });

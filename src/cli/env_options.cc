@@ -30,8 +30,9 @@ void EnvironmentFlags::addTo(CLI::App* command) {
   command->add_option("--max-observations", o.maxObservations,
                       "decision requests one compile may make")
       ->capture_default_str();
-  command->add_option("--max-episodes", o.maxEpisodes, "open episodes at once")
-      ->capture_default_str();
+  maxEpisodesOption =
+      command->add_option("--max-episodes", o.maxEpisodes, "open episodes at once")
+          ->capture_default_str();
   command->add_option("--temp-dir", o.tempDir,
                       "parent of per-compile temporary directories (default: $TMPDIR or /tmp; "
                       "/dev/shm saves time per episode)");

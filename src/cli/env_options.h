@@ -25,6 +25,8 @@ struct EnvironmentFlags {
   bool noDiskCache = false;
   std::string ir2vecVocab; ///< --ir2vec-vocab: a path or "default".
   std::vector<std::string> deleteFlags, replaceFlags, addFlags;
+  /// The --max-episodes option (set by addTo): given explicitly or not.
+  CLI::Option* maxEpisodesOption = nullptr;
 
   /// Adds the flags to `command`.
   void addTo(CLI::App* command);

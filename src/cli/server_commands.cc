@@ -8,10 +8,13 @@
 #include "cli/env_options.h"
 #include "cli/interrupt.h"
 
+#include "mlgo/env/fd_budget.h"
 #include "server.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 namespace mlgo::cli {
 namespace {
@@ -20,6 +23,7 @@ struct ServeFlags {
   EnvironmentFlags env;
   std::string listen;
   double agentTimeoutSeconds = 600;
+  size_t maxEpisodesPerConnection = 256;
   size_t maxLineBytes = 1 << 20;
   unsigned workers = 0;
 };
@@ -33,10 +37,48 @@ void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
   command->add_option("--agent-timeout", flags.agentTimeoutSeconds,
                       "seconds an episode waits for its agent before it is closed")
       ->capture_default_str();
+  command->add_option("--max-episodes-per-connection", flags.maxEpisodesPerConnection,
+                      "open episodes one connection may hold")
+      ->capture_default_str();
   command->add_option("--max-line-bytes", flags.maxLineBytes, "longest request line accepted")
       ->capture_default_str();
   command->add_option("--workers", flags.workers,
                       "threads running blocking calls (default: jobs + 2)");
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit and checks that it
+/// carries --max-episodes (see fd_budget.h). An explicit --max-episodes the
+/// limit cannot carry is refused; the default is lowered to what it
+/// carries, with a note. False (after a message) when the server must not
+/// start.
+bool fitDescriptorLimit(const ServeFlags& flags, env::EnvironmentOptions& options) {
+  auto limit = env::raiseFileLimit();
+  if (!limit.ok()) {
+    std::fprintf(stderr, "mlgo-env: warning: %s\n", limit.error().message().c_str());
+    return true;
+  }
+  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  uint64_t needed = env::descriptorsNeeded(options.maxEpisodes, jobs);
+  if (needed <= limit->soft)
+    return true;
+  size_t carried = env::episodesCarried(limit->soft, jobs);
+  bool given = flags.env.maxEpisodesOption != nullptr && flags.env.maxEpisodesOption->count() > 0;
+  if (given || carried == 0) {
+    std::fprintf(stderr,
+                 "mlgo-env: --max-episodes=%zu needs about %llu file descriptors, but the limit "
+                 "(RLIMIT_NOFILE, hard limit included) is %llu; use --max-episodes=%zu or less, "
+                 "or raise the limit (ulimit -n)\n",
+                 options.maxEpisodes, static_cast<unsigned long long>(needed),
+                 static_cast<unsigned long long>(limit->soft), carried);
+    return false;
+  }
+  std::fprintf(stderr,
+               "mlgo-env: note: the file descriptor limit (%llu) carries %zu open episodes, not "
+               "the default %zu: serving at most %zu\n",
+               static_cast<unsigned long long>(limit->soft), carried, options.maxEpisodes,
+               carried);
+  options.maxEpisodes = carried;
+  return true;
 }
 
 int runServe(const ServeFlags& flags) {
@@ -45,6 +87,8 @@ int runServe(const ServeFlags& flags) {
     std::fprintf(stderr, "mlgo-env: %s\n", options.error().message().c_str());
     return 2;
   }
+  if (!fitDescriptorLimit(flags, *options))
+    return 2;
   if (!(flags.agentTimeoutSeconds > 0)) {
     std::fprintf(stderr, "mlgo-env: --agent-timeout must be positive\n");
     return 2;
@@ -71,6 +115,7 @@ int runServe(const ServeFlags& flags) {
   serverOptions.listen = flags.listen;
   serverOptions.limits.maxLineBytes = flags.maxLineBytes;
   serverOptions.workers = flags.workers;
+  serverOptions.maxEpisodesPerConnection = flags.maxEpisodesPerConnection;
   serverOptions.agentTimeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.agentTimeoutSeconds * 1000));
   auto status = server::serve(**environment, serverOptions);

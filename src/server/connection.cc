@@ -51,7 +51,7 @@ void Connection::onRead(boost::system::error_code ec, size_t bytes) {
         discarding_ = true;
         partial_.clear();
         send(protocol::rpc::encodeError(
-            nullptr, Code::kLineTooLong,
+            protocol::rpc::Id{}, Code::kLineTooLong,
             fmt::format("request line longer than {} bytes; skipped", limits_.maxLineBytes)));
       } else {
         partial_.append(piece);

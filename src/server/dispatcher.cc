@@ -46,8 +46,23 @@ void writeAction(llvm::json::OStream& json, const env::ActionValue& action) {
 
 // --- ConnectionEpisodes ---------------------------------------------------
 
+bool ConnectionEpisodes::reserve(size_t limit) {
+  std::lock_guard lock(mutex_);
+  if (open_.size() + reserved_ >= limit)
+    return false;
+  ++reserved_;
+  return true;
+}
+
+void ConnectionEpisodes::unreserve() {
+  std::lock_guard lock(mutex_);
+  --reserved_;
+}
+
 void ConnectionEpisodes::add(env::EpisodeId id, TensorEncoding encoding) {
   std::lock_guard lock(mutex_);
+  if (reserved_ > 0)
+    --reserved_;
   open_[id] = Entry{encoding, Clock::now(), false};
 }
 
@@ -170,6 +185,15 @@ bool Dispatcher::isBlocking(std::string_view method) {
 
 std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& request,
                                               ConnectionEpisodes& episodes) {
+  // A reset or step sent as a notification could never deliver its result:
+  // the episode it opened or advanced would be unreachable. Refused before
+  // anything happens, with an error (id null) so the agent learns why.
+  if (!request.id && (request.method == "reset" || request.method == "step"))
+    return protocol::rpc::encodeError(
+        protocol::rpc::Id{}, Code::kInvalidRequest,
+        fmt::format("'{}' sent as a notification (no \"id\"): its result could not be "
+                    "delivered, so nothing was done; send it with an id",
+                    request.method));
   Reply reply;
   if (request.method == "describe")
     reply = describe();
@@ -224,12 +248,19 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     if (*optEncoding)
       chosen = **optEncoding;
   }
+  if (!episodes.reserve(options_.maxEpisodesPerConnection))
+    return failure(Code::kBusy,
+                   fmt::format("this connection holds {} open episodes, the limit per connection "
+                               "(--max-episodes-per-connection); close some first",
+                               options_.maxEpisodesPerConnection));
   auto result = environment_.reset(request);
+  bool ended = !result || result->step.terminated || result->step.truncated;
+  if (ended)
+    episodes.unreserve();
+  else
+    episodes.add(result->episode, chosen); // Takes the reserved place.
   if (!result)
     return failure(codeFor(result.error()), result.error().message());
-  bool ended = result->step.terminated || result->step.truncated;
-  if (!ended)
-    episodes.add(result->episode, chosen);
   return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 
@@ -275,6 +306,9 @@ Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
       episodes.end(episode, true);
       return failure(Code::kUnknownEpisode, error.message());
     }
+    // The environment ended the episode already; closing again (kNotFound)
+    // makes sure nothing of a failed episode is ever held.
+    (void)environment_.close(episode);
     episodes.fail(episode, error.message());
     return failure(error.code() == ErrorCode::kInternal ? Code::kInternalError
                                                         : Code::kEpisodeFailed,

@@ -54,7 +54,12 @@ public:
     bool inCall = false; ///< A step is running: not idle, whatever the clock says.
   };
 
-  /// Registers a new episode.
+  /// Takes a place for a reset under way unless the connection already
+  /// holds `limit` episodes and places; false then.
+  bool reserve(size_t limit);
+  /// Gives a place back (the reset ended, before add()).
+  void unreserve();
+  /// Registers a new episode, in the place reserve() took for it.
   void add(env::EpisodeId id, protocol::TensorEncoding encoding);
   /// Marks the start of a call on `id`; nullopt if the connection does not
   /// own it (the second member then holds why it failed, if it did).
@@ -73,11 +78,15 @@ private:
   mutable std::mutex mutex_;
   std::unordered_map<env::EpisodeId, Entry> open_;
   std::unordered_map<env::EpisodeId, std::string> failed_;
+  size_t reserved_ = 0; ///< Resets under way.
 };
 
 struct DispatcherOptions {
   /// How long an episode may wait for its agent before it is closed.
   std::chrono::milliseconds agentTimeout{std::chrono::minutes(10)};
+  /// Open episodes (and resets under way) one connection may hold; more
+  /// resets get kBusy. One batch then cannot start more idle clangs.
+  size_t maxEpisodesPerConnection = 256;
 };
 
 class Dispatcher {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -63,7 +64,7 @@ class Server {
 public:
   Server(env::Environment& environment, const ServerOptions& options)
       : options_(options),
-        dispatcher_(environment, DispatcherOptions{options.agentTimeout}),
+        dispatcher_(environment, DispatcherOptions{options.agentTimeout, options.maxEpisodesPerConnection}),
         threads_(options.workers ? options.workers : environment.describe().jobs + 2),
         executor_(threads_), serverStrand_(asio::make_strand(io_)),
         signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
@@ -175,7 +176,12 @@ private:
                                                       tcp::socket socket) {
       if (ec == asio::error::operation_aborted || stopping_)
         return;
-      if (!ec) {
+      if (ec) {
+        backOff(ec, [this] { acceptTcp(); });
+        return;
+      }
+      acceptFailing_ = false;
+      {
         socket.set_option(tcp::no_delay(true), ec);
         boost::system::error_code peerError;
         auto peer = socket.remote_endpoint(peerError);
@@ -195,7 +201,12 @@ private:
         strand, [this, strand](boost::system::error_code ec, unix_socket::socket socket) {
           if (ec == asio::error::operation_aborted || stopping_)
             return;
-          if (!ec) {
+          if (ec) {
+            backOff(ec, [this] { acceptUnix(); });
+            return;
+          }
+          acceptFailing_ = false;
+          {
             uint64_t id = nextId_++;
             adopt(std::make_shared<StreamConnection<unix_socket::socket>>(
                 std::move(socket), strand, dispatcher_, executor_, options_.limits, id,
@@ -205,9 +216,35 @@ private:
         });
   }
 
+  /// An accept failed (EMFILE/ENFILE when out of descriptors, ENOBUFS...):
+  /// retrying at once would spin, since the pending connection stays in the
+  /// backlog. Waits kAcceptBackoff on the server's strand, then `retry`.
+  /// Says so once per run of failures.
+  void backOff(boost::system::error_code ec, std::function<void()> retry) {
+    asio::post(serverStrand_, [this, ec, retry = std::move(retry)] {
+      if (stopping_)
+        return;
+      if (!acceptFailing_)
+        std::fprintf(stderr, "mlgo-env: cannot accept a connection: %s; retrying every %lld ms\n",
+                     ec.message().c_str(), static_cast<long long>(kAcceptBackoff.count()));
+      acceptFailing_ = true;
+      acceptBackoff_.expires_after(kAcceptBackoff);
+      acceptBackoff_.async_wait([this, retry](boost::system::error_code waited) {
+        if (!waited && !stopping_)
+          retry();
+      });
+    });
+  }
+
+  /// The connection table lives on serverStrand_; accepts complete on
+  /// strands of their own, so the bookkeeping moves there.
   void adopt(std::shared_ptr<Connection> connection) {
-    connections_[connection->id()] = connection;
-    connection->start();
+    asio::post(serverStrand_, [this, connection = std::move(connection)] {
+      if (stopping_)
+        return; // Dropped: its socket closes with it.
+      connections_[connection->id()] = connection;
+      connection->start();
+    });
   }
 
   /// Runs on the connection's strand; the bookkeeping moves to ours.
@@ -230,6 +267,7 @@ private:
       tcpAcceptor_->close(ignored);
     if (unixAcceptor_)
       unixAcceptor_->close(ignored);
+    acceptBackoff_.cancel();
     if (connections_.empty()) {
       finish();
       return;
@@ -297,11 +335,14 @@ private:
   asio::signal_set signals_;
   std::optional<tcp::acceptor> tcpAcceptor_;
   std::optional<unix_socket::acceptor> unixAcceptor_;
+  static constexpr std::chrono::milliseconds kAcceptBackoff{100};
+  asio::steady_timer acceptBackoff_{serverStrand_};
+  std::atomic<bool> acceptFailing_{false};
   std::string unixPath_;
   std::map<uint64_t, std::shared_ptr<Connection>> connections_;
   uint64_t nextId_ = 1;
   bool stdio_ = false;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false}; // Read by accept handlers on other strands.
   std::vector<std::thread> relays_;
 };
 

@@ -36,6 +36,8 @@ struct ServerOptions {
   /// Threads running blocking environment calls; 0 = jobs + 2.
   unsigned workers = 0;
   std::chrono::milliseconds agentTimeout{std::chrono::minutes(10)};
+  /// See DispatcherOptions.
+  size_t maxEpisodesPerConnection = 256;
   /// Called once listening, with the bound address (tests use it).
   std::function<void(const std::string&)> onListening;
 };

@@ -107,7 +107,12 @@ private:
 /// destruction.
 class ServerProcess {
 public:
-  explicit ServerProcess(std::vector<std::string> args) {
+  /// `environment`: "NAME=VALUE" entries overriding the test's own.
+  /// `launcher`: a command that execs the server with its arguments appended
+  /// (e.g. {"/bin/sh", "-c", "ulimit -n 200; exec \"$0\" \"$@\""}).
+  explicit ServerProcess(std::vector<std::string> args,
+                         const std::vector<std::string>& environment = {},
+                         const std::vector<std::string>& launcher = {}) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "mlgo-srv-XXXXXX").string();
     if (!::mkdtemp(tmpl.data()))
       return;
@@ -116,6 +121,7 @@ public:
     log_ = (dir_ / "stderr.log").string();
     std::vector<std::string> argv = {MLGO_ENV_EXE, "serve", "--listen=unix:" + socket_};
     argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.begin(), launcher.begin(), launcher.end());
     std::vector<char*> raw;
     for (auto& a : argv)
       raw.push_back(a.data());
@@ -125,7 +131,21 @@ public:
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
-    if (posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), environ) != 0)
+    std::vector<std::string> envStrings;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view entry(*e);
+      bool overridden = false;
+      for (const std::string& x : environment)
+        overridden |= entry.substr(0, entry.find('=') + 1) == x.substr(0, x.find('=') + 1);
+      if (!overridden)
+        envStrings.emplace_back(entry);
+    }
+    envStrings.insert(envStrings.end(), environment.begin(), environment.end());
+    std::vector<char*> envp;
+    for (auto& e : envStrings)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, raw[0], &actions, nullptr, raw.data(), envp.data()) != 0)
       pid_ = -1;
     posix_spawn_file_actions_destroy(&actions);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -135,6 +155,7 @@ public:
       int status;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
+        exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -148,6 +169,8 @@ public:
   }
 
   bool running() const { return pid_ > 0; }
+  /// Waits for a server that exits by itself (e.g. refusing to start).
+  int exitCode() const { return exitStatus_; }
   pid_t pid() const { return pid_; }
   const std::string& socketPath() const { return socket_; }
   LineClient connect() const { return LineClient::connectUnix(socket_); }
@@ -167,6 +190,17 @@ public:
     pid_ = -1;
     exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return exitStatus_;
+  }
+
+  /// SIGKILL (no clean-up possible), then reap; returns true once reaped.
+  bool killHard() {
+    if (pid_ <= 0)
+      return false;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    bool reaped = ::waitpid(pid_, &status, 0) == pid_;
+    pid_ = -1;
+    return reaped;
   }
 
   /// Child processes of the server (its clang compiles).

@@ -51,10 +51,12 @@ struct ProblemProbe {
 
 /// Compiles the probe program interactively for `problem`. kUnsupported
 /// with clang's message when clang rejects the flags, crashes, or never
-/// opens the channel; kNotFound when clang does not exist.
+/// opens the channel; kNotFound when clang does not exist. Its temporary
+/// directory goes under `tempParent` (empty = the system's, see temp_dir.h).
 Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
                                   const ProblemOptions& options,
-                                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                                  std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                                  const std::filesystem::path& tempParent = {});
 
 /// Writes a small C program with calls and register pressure into `dir` and
 /// returns a driver command compiling it to `dir/probe.o` at the problem's
@@ -71,10 +73,12 @@ std::vector<std::string> parseLlvmOptionList(std::string_view helpText);
 
 /// Runs `clang -mllvm --help-list-hidden` (which lists LLVM's options and
 /// exits) and parses it. kNotFound when clang does not exist, kCompiler when
-/// it fails.
+/// it fails. The listing goes through a temporary directory under
+/// `tempParent` (empty = the system's, see temp_dir.h).
 Result<std::vector<std::string>>
 queryLlvmOptions(const std::filesystem::path& clang,
-                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                 std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                 const std::filesystem::path& tempParent = {});
 
 /// The option making the eviction advisor also send clang's own default
 /// decision (newer LLVM than 22).

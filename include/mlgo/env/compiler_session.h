@@ -79,6 +79,8 @@ struct SessionLimits {
   /// When set, every byte read from B.out is also appended to this file
   /// (recording streams for tests and debugging).
   std::filesystem::path recordStreamTo;
+  /// Starts the compiler (see spawn.h); null = Spawner::processWide().
+  Spawner* spawner = nullptr;
 };
 
 enum class SessionEvent : uint8_t {
@@ -154,7 +156,8 @@ Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, Compi
 /// another thread, kills the compile within a few milliseconds (kInternal
 /// "cancelled").
 Result<CompileReport> runCompile(const CompileCommand& command, std::chrono::milliseconds timeout,
-                                 const std::atomic<bool>* cancel = nullptr);
+                                 const std::atomic<bool>* cancel = nullptr,
+                                 Spawner* spawner = nullptr);
 
 /// The tail of a compiler's output suitable for an error message: the last
 /// `maxLines` non-empty lines, indented.

@@ -33,8 +33,10 @@
 ///
 /// Failures end the episode with an error naming the episode and module:
 /// kCompiler (clang crashed, was killed, rejected the module), kTimeout
-/// (compile timeout), kNotFound (clang or module missing). Other episodes
-/// are unaffected.
+/// (compile timeout, or no job slot became free within it), kNotFound
+/// (clang or module missing). A failed episode releases everything at once:
+/// its clang, directory, fifos, descriptors and its maxEpisodes place.
+/// Other episodes are unaffected.
 ///
 /// Concurrency: every member function is thread-safe. Calls on one episode
 /// are serialised; calls on different episodes run in parallel. At most

@@ -14,8 +14,9 @@
 /// (src/cli/interrupt.h), and the server shuts down in order on its own
 /// signal set.
 ///
-/// A SIGKILLed host cannot clean up: its interactive compilers then spin
-/// until killed (`pkill -f interactive-channel-base` finds them).
+/// A SIGKILLed host cannot clean up, but its compilers still die with it
+/// (PR_SET_PDEATHSIG, see spawn.h), and the next start removes the temporary
+/// directories it left (TempDir::reapOrphans, temp_dir.h).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_SHUTDOWN_H

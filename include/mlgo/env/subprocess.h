@@ -5,16 +5,12 @@
 /// process group, with stdin from /dev/null and stdout+stderr merged into one
 /// pipe that the owner drains into a bounded buffer while the child runs.
 ///
-/// Why posix_spawn and not Boost.Process: Boost 1.74's POSIX launcher forks
-/// the whole (large, multi-threaded) host, creates its stdio pipes without
-/// O_CLOEXEC and marks its exec-error pipe close-on-exec only after creating
-/// it, so two threads spawning at once leak each other's descriptors into
-/// their children (a leaked write end keeps another spawn's error pipe, or
-/// another child's output pipe, open until an unrelated compile ends). glibc's
-/// posix_spawn uses a vfork-style clone (no page-table copy per spawn), sets
-/// the process group with POSIX_SPAWN_SETPGROUP before exec, closes every
-/// other descriptor in the child (addclosefrom_np), and reports exec failures
-/// (e.g. a missing binary) synchronously as an errno.
+/// The child is started by a Spawner (spawn.h): from one long-lived thread,
+/// with vfork (no page-table copy of the large host), in its own process
+/// group, every other descriptor closed, and PR_SET_PDEATHSIG so that it dies
+/// with the host whatever kills the host. (Not Boost.Process: its 1.74 POSIX
+/// launcher forks the whole host and leaks descriptors between concurrent
+/// spawns.)
 ///
 /// Ownership: the Subprocess owns the child until it is reaped. Destroying a
 /// Subprocess whose child still runs kills the child's whole process group
@@ -51,6 +47,8 @@
 #include <vector>
 
 namespace mlgo::env {
+
+class Spawner;
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
@@ -98,6 +96,8 @@ struct SpawnOptions {
   std::vector<std::string> argv;
   /// "NAME=VALUE" entries added to (and overriding) the host's environment.
   std::vector<std::string> extraEnvironment;
+  /// Starts the child (see spawn.h); null = Spawner::processWide().
+  Spawner* spawner = nullptr;
 };
 
 class Subprocess {

@@ -52,10 +52,20 @@ enum class Code : int {
 /// The code's name in the README's table, e.g. "invalid_action".
 std::string_view codeName(Code code);
 
+/// A request id exactly as it was sent: its JSON text (a number, a string
+/// or null), echoed byte for byte in the response. Numbers are never
+/// converted, so `1e999`, 30-digit integers and `1.5e-400` come back as sent.
+struct Id {
+  std::string json = "null";
+  /// The id of a value we made (tests, encoders of our own).
+  static Id of(const llvm::json::Value& value);
+  friend bool operator==(const Id&, const Id&) = default;
+};
+
 /// One decoded request.
 struct Request {
   /// The request id (number or string); nullopt for a notification.
-  std::optional<llvm::json::Value> id;
+  std::optional<Id> id;
   std::string method;
   /// The params object (empty object when absent). Arrays are refused.
   llvm::json::Object params;
@@ -63,7 +73,7 @@ struct Request {
 
 /// A request that could not be decoded, answered with this error.
 struct BadRequest {
-  llvm::json::Value id = nullptr; ///< The id when it could be read, else null.
+  Id id; ///< The id when it could be read, else null.
   Code code;
   std::string message;
 };
@@ -76,19 +86,25 @@ struct Line {
   std::vector<Item> items; ///< Never empty.
 };
 
-/// Decodes one request line (without its newline). A line that is not JSON or
-/// an empty batch yields one BadRequest item; a batch yields one item per
-/// element, each decoded on its own. `maxBatch` bounds the batch size.
-Line decodeLine(std::string_view text, size_t maxBatch = 4096);
+/// Arrays and objects nested deeper than this in one line are refused
+/// (kParseError) before parsing: the parser recurses once per level.
+constexpr size_t kMaxNestingDepth = 64;
+
+/// Decodes one request line (without its newline). A line that is not JSON,
+/// nests deeper than `maxDepth`, or is an empty batch yields one BadRequest
+/// item; a batch yields one item per element, each decoded on its own.
+/// `maxBatch` bounds the batch size. Never recurses deeper than `maxDepth`.
+Line decodeLine(std::string_view text, size_t maxBatch = 4096,
+                size_t maxDepth = kMaxNestingDepth);
 
 /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`
-std::string encodeResult(const llvm::json::Value& id, llvm::json::Value result);
+std::string encodeResult(const Id& id, llvm::json::Value result);
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M[,"data":D]}}`
-std::string encodeError(const llvm::json::Value& id, Code code, std::string_view message,
+std::string encodeError(const Id& id, Code code, std::string_view message,
                         std::optional<llvm::json::Value> data = std::nullopt);
 /// A response whose result is already serialised JSON text (the fast path for
 /// large observations).
-std::string encodeRawResult(const llvm::json::Value& id, std::string_view resultJson);
+std::string encodeRawResult(const Id& id, std::string_view resultJson);
 /// Joins responses into one batch line `[r1,r2,...]` (no newline).
 std::string joinBatch(const std::vector<std::string>& responses);
 
