@@ -73,15 +73,18 @@ py::object actionObject(const env::ActionValue& action) {
 }
 } // namespace
 
-py::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset) {
+py::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset,
+                  const std::string& defaultActionSource) {
   py::dict info;
   const bool ended = step.terminated || step.truncated;
   if (!ended) {
     info["context"] = step.observation.context;
     info["observation_id"] = step.observation.id;
   }
-  if (step.defaultAction)
+  if (step.defaultAction) {
     info["default_action"] = actionObject(*step.defaultAction);
+    info["default_action_source"] = defaultActionSource;
+  }
   if (reset && reset->moduleEmbedding)
     info["module_embedding"] = py::cast(*reset->moduleEmbedding);
   if (!step.summary)
@@ -184,6 +187,9 @@ py::dict describeDict(const env::EnvironmentDescription& d) {
   out["observation_spec"] = specs;
   out["action_spec"] = d.actionSpec ? py::object(spec(*d.actionSpec)) : py::object(py::none());
   out["action_rule"] = d.actionRule;
+  out["default_action_source"] = d.defaultActionSource.empty()
+                                     ? py::object(py::none())
+                                     : py::object(py::str(d.defaultActionSource));
   out["reward"] = d.rewardDefinition;
   out["corpus"] = py::dict(py::arg("root") = d.corpusRoot.string(),
                            py::arg("modules") = d.corpusModules);

@@ -40,8 +40,10 @@ pybind11::object makeError(int code, const std::string& message);
 
 /// An int (exact, 64-bit) or a float; kInvalidAction for anything else.
 env::ActionValue toAction(pybind11::handle action);
-/// The info dict of a step (with the reset's extras when `reset` is given).
-pybind11::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset);
+/// The info dict of a step (with the reset's extras when `reset` is given);
+/// `defaultActionSource` (the description's) accompanies every default_action.
+pybind11::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset,
+                        const std::string& defaultActionSource);
 /// EnvironmentOptions from make()'s keywords; kInvalidParams naming a bad one.
 env::EnvironmentOptions environmentOptions(const pybind11::dict& options);
 /// describe() as the server's `describe` result decodes.

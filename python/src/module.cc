@@ -87,7 +87,7 @@ private:
     py::object observation =
         ended ? py::object(py::none()) : py::object(layout_->toDict(step.observation.bytes));
     return py::make_tuple(observation, step.reward, step.terminated, step.truncated,
-                          stepInfo(step, reset));
+                          stepInfo(step, reset, core().describe().defaultActionSource));
   }
 
   std::unique_ptr<CoreEnvironment> core_;

@@ -77,3 +77,9 @@ def test_vector_env_matches_single_episodes(make_env, cache_dir, servers):
             for obs, step in zip(seen[i], single):
                 assert_same_observation(obs, step[0])
             assert rewards[i] == single[-1][1]
+
+
+def test_both_paths_name_the_default_decision_source(make_env):
+    for backend in ("inprocess", "remote"):
+        env = make_env("regalloc", backend)
+        assert env.description["default_action_source"] == "host-emulation-v1:default-eviction"
