@@ -21,12 +21,14 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mlgo_client  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import mlgo_env  # noqa: E402
 
 
 def evict_nothing(observation, info):
-    mask = observation["mask"]
+    mask = [int(m) for m in observation["mask"].reshape(-1)]
     if mask[-1] == 1:
         return len(mask) - 1
     return next((i for i, m in enumerate(mask) if m == 1), len(mask) - 1)
@@ -46,33 +48,16 @@ def modules(exe, corpus):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
 
 
-def play(env, names, policy):
-    """Plays `names` (len == env.n) to the end; returns per-module results."""
-    results = []
-    started = env.reset(modules=names)
-    obs = [o for o, _ in started]
-    infos = [i for _, i in started]
-    decided = [set() for _ in names]
-    finals = [None] * len(names)
-    for i, (o, info) in enumerate(started):
-        if "error" in info:
-            raise RuntimeError(f"{names[i]}: {info['error']}")
-        if o is None:
-            finals[i] = info
-    while env.live():
-        actions = [0] * env.n
-        for i in env.live():
-            decided[i].add(infos[i]["context"])
-            actions[i] = policy(obs[i], infos[i])
-        for i, (o, _, terminated, truncated, info) in zip(range(env.n), env.step(actions)):
-            if "error" in info:
-                raise RuntimeError(f"{names[i]}: {info['error']}")
-            if finals[i] is None and (terminated or truncated) and "policy_score" in info:
-                finals[i] = info
-            obs[i], infos[i] = o, info
-    for name, final, functions in zip(names, finals, decided):
-        results.append((name, final, functions))
-    return results
+def play(env, name, policy):
+    """Plays module `name` to its end; returns (name, final info, functions decided)."""
+    obs, info = env.reset(options={"module": name})
+    decided = set()
+    while obs is not None:
+        decided.add(info["context"])
+        obs, _, terminated, truncated, info = env.step(policy(obs, info))
+        if terminated or truncated:
+            break
+    return name, info, decided
 
 
 def summarise(results):
@@ -116,26 +101,23 @@ def main():
     parser.add_argument("--policies", default="emulation,evict-nothing")
     args = parser.parse_args()
     names = modules(args.mlgo_env, args.corpus)
-    cmd = [args.mlgo_env, "--problem=regalloc", f"--jobs={args.jobs}"]
-    if args.corpus:
-        cmd.append("--corpus=" + args.corpus)
-    client = mlgo_client.connect_stdio(cmd)
-    source = client.describe().get("default_action_source")
+    options = {"corpus": args.corpus} if args.corpus else {}
+    envs = [mlgo_env.make("regalloc", jobs=1, **options) for _ in range(args.jobs)]
+    source = envs[0].description.get("default_action_source")
     print(f"default_action_source: {source}; {len(names)} modules")
-    summaries = {}
-    for policy in args.policies.split(","):
-        results = []
-        for start in range(0, len(names), args.jobs):
-            chunk = names[start:start + args.jobs]
-            env = mlgo_client.VectorEnv(client, len(chunk))
-            results += play(env, chunk, POLICIES[policy])
-        s = summaries[policy] = summarise(results)
-        print(f"{policy:>14}: identical functions {100 * s['identical'] / s['functions']:.1f}% "
-              f"of {s['functions']} ({100 * s['identical_with_decisions'] / s['with_decisions']:.1f}%"
-              f" of {s['with_decisions']} with decisions); total ratio {s['total_ratio']:.5f}; "
-              f"module-mean reward {s['module_mean_reward']:+.5f} over {s['modules']} modules",
-              flush=True)
-    client.close()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for policy in args.policies.split(","):
+            chunks = [names[i::args.jobs] for i in range(args.jobs)]
+            parts = pool.map(lambda ec: [play(ec[0], n, POLICIES[policy]) for n in ec[1]],
+                             zip(envs, chunks))
+            s = summarise([r for part in parts for r in part])
+            print(f"{policy:>14}: identical functions {100 * s['identical'] / s['functions']:.1f}% "
+                  f"of {s['functions']} ({100 * s['identical_with_decisions'] / s['with_decisions']:.1f}%"
+                  f" of {s['with_decisions']} with decisions); total ratio {s['total_ratio']:.5f}; "
+                  f"module-mean reward {s['module_mean_reward']:+.5f} over {s['modules']} modules",
+                  flush=True)
+    for env in envs:
+        env.close()
 
 
 if __name__ == "__main__":
