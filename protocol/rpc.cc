@@ -5,6 +5,8 @@
 
 #include <llvm/Support/raw_ostream.h>
 
+#include <cmath>
+
 namespace mlgo::protocol::rpc {
 namespace {
 
@@ -157,6 +159,27 @@ Item decodeItem(llvm::json::Value value, std::optional<std::string_view> rawId) 
   return request;
 }
 
+/// JSON cannot spell infinities or NaN (llvm::json would print `inf`), so a
+/// value about to be written has them replaced by null. Iterative: the
+/// value may nest as deep as whatever built it.
+void nullNonFinite(llvm::json::Value& root) {
+  std::vector<llvm::json::Value*> pending{&root};
+  while (!pending.empty()) {
+    llvm::json::Value* value = pending.back();
+    pending.pop_back();
+    if (auto* object = value->getAsObject()) {
+      for (auto& member : *object)
+        pending.push_back(&member.second);
+    } else if (auto* array = value->getAsArray()) {
+      for (auto& element : *array)
+        pending.push_back(&element);
+    } else if (value->kind() == llvm::json::Value::Number &&
+               !std::isfinite(*value->getAsNumber())) {
+      *value = nullptr;
+    }
+  }
+}
+
 std::string write(const std::function<void(llvm::json::OStream&)>& body) {
   std::string out;
   llvm::raw_string_ostream stream(out);
@@ -184,7 +207,9 @@ std::string_view codeName(Code code) {
 }
 
 Id Id::of(const llvm::json::Value& value) {
-  return Id{write([&](llvm::json::OStream& json) { json.value(value); })};
+  llvm::json::Value copy = value;
+  nullNonFinite(copy);
+  return Id{write([&](llvm::json::OStream& json) { json.value(copy); })};
 }
 
 Line decodeLine(std::string_view text, size_t maxBatch, size_t maxDepth) {
@@ -226,6 +251,7 @@ Line decodeLine(std::string_view text, size_t maxBatch, size_t maxDepth) {
 }
 
 std::string encodeResult(const Id& id, llvm::json::Value result) {
+  nullNonFinite(result);
   return write([&](llvm::json::OStream& json) {
     json.object([&] {
       json.attribute("jsonrpc", "2.0");
@@ -248,6 +274,8 @@ std::string encodeRawResult(const Id& id, std::string_view resultJson) {
 
 std::string encodeError(const Id& id, Code code, std::string_view message,
                         std::optional<llvm::json::Value> data) {
+  if (data)
+    nullNonFinite(*data);
   return write([&](llvm::json::OStream& json) {
     json.object([&] {
       json.attribute("jsonrpc", "2.0");

@@ -1,6 +1,9 @@
 //===- protocol/rpc_test.cc -----------------------------------------------===//
 #include "mlgo/protocol/rpc.h"
 
+#include <cmath>
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -78,6 +81,19 @@ TEST(Rpc, EncodesResponses) {
             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32002,"message":"unknown episode 9"}})");
   EXPECT_EQ(joinBatch({"1", "2"}), "[1,2]");
   EXPECT_EQ(codeName(Code::kInvalidAction), "invalid_action");
+}
+
+TEST(Rpc, NonFiniteNumbersAreWrittenAsNull) {
+  // A parsed 1.51e999 is an infinity; llvm::json alone would print `inf`.
+  auto line = decodeLine(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1.51e999}})");
+  auto params = good(line.items[0]).params;
+  llvm::json::Object nested{{"a", llvm::json::Array{std::nan(""), 2.5}}, {"b", std::move(params)}};
+  std::string result = encodeResult(Id::of(1), std::move(nested));
+  EXPECT_EQ(result, R"({"jsonrpc":"2.0","id":1,"result":{"a":[null,2.5],"b":{"x":null}}})");
+  EXPECT_TRUE(static_cast<bool>(llvm::json::parse(result)));
+  std::string error = encodeError(Id{}, Code::kInternalError, "m",
+                                  llvm::json::Value(-std::numeric_limits<double>::infinity()));
+  EXPECT_THAT(error, HasSubstr(R"("data":null)"));
 }
 
 TEST(Rpc, ParameterAccessorsNameTheParameter) {

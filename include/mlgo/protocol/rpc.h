@@ -97,7 +97,9 @@ constexpr size_t kMaxNestingDepth = 64;
 Line decodeLine(std::string_view text, size_t maxBatch = 4096,
                 size_t maxDepth = kMaxNestingDepth);
 
-/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`
+/// `{"jsonrpc":"2.0","id":ID,"result":RESULT}`. The encoders always write
+/// valid JSON: a non-finite number anywhere in RESULT or DATA (which JSON
+/// cannot spell) is written as null.
 std::string encodeResult(const Id& id, llvm::json::Value result);
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":C,"message":M[,"data":D]}}`
 std::string encodeError(const Id& id, Code code, std::string_view message,
