@@ -21,6 +21,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -142,6 +143,54 @@ TEST_F(TraceClangTest, TraceThenVerifySucceedsForEveryProblem) {
     EXPECT_EQ(verified->observations, report->observations);
     EXPECT_EQ(verified->outcomes, report->observations);
   }
+}
+
+// The regalloc default trace is the host emulation of clang's default
+// eviction advisor: over the whole -O2 demo corpus its CSV must show the
+// plain compile's scores on most traced functions and the total within 0.5%
+// (the figures of env/regalloc_default_clang_test.cc, which plays episodes),
+// and the report's module-mean reward must be the mean of the CSV's module rows.
+TEST_F(TraceClangTest, RegallocDefaultTraceReproducesThePlainCompile) {
+  TraceOptions o = options("regalloc", "regalloc-all.log", "");
+  auto report = runTrace(o);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->failures.empty());
+  EXPECT_EQ(report->done, report->selected);
+  ASSERT_GT(report->selected, 30u);
+
+  std::istringstream csv(readFile(report->csv));
+  std::string line;
+  std::getline(csv, line); // Header.
+  size_t functions = 0, identical = 0, modules = 0;
+  double defaultTotal = 0, policyTotal = 0, rewardSum = 0;
+  while (std::getline(csv, line)) {
+    // Module and function names in the demo corpus need no CSV quoting.
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string field; std::getline(fields, field, ',');)
+      f.push_back(field);
+    ASSERT_EQ(f.size(), 5u) << line;
+    double defaultScore = std::stod(f[2]), policyScore = std::stod(f[3]);
+    if (f[1] == f[0]) { // The module's row.
+      ++modules;
+      defaultTotal += defaultScore;
+      policyTotal += policyScore;
+      rewardSum += std::stod(f[4]);
+    } else {
+      ++functions;
+      identical += defaultScore == policyScore;
+    }
+  }
+  EXPECT_EQ(modules, report->done);
+  ASSERT_GT(functions, 100u);
+  double ratio = policyTotal / defaultTotal;
+  RecordProperty("identical_traced_functions", std::to_string(double(identical) / functions));
+  RecordProperty("total_ratio", std::to_string(ratio));
+  EXPECT_GE(double(identical) / double(functions), 0.89) << identical << " of " << functions;
+  EXPECT_LE(std::abs(ratio - 1), 0.005) << ratio;
+  EXPECT_NEAR(report->defaultTotal, defaultTotal, 1e-6 * defaultTotal);
+  EXPECT_NEAR(report->policyTotal, policyTotal, 1e-6 * policyTotal);
+  EXPECT_NEAR(report->moduleRewardMean(), rewardSum / double(modules), 1e-9);
 }
 
 // With an IR2Vec vocabulary the trace records clang's embedding features and
