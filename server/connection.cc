@@ -1,5 +1,5 @@
-//===- src/server/connection.cc - one agent connection --------------------===//
-#include "connection.h"
+//===- server/connection.cc - one agent connection ------------------------===//
+#include "mlgo/server/connection.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
-//===- src/server/dispatcher.cc - agent requests to environment calls -----===//
-#include "dispatcher.h"
+//===- server/dispatcher.cc - agent requests to environment calls ---------===//
+#include "mlgo/server/dispatcher.h"
 
 #include <llvm/Support/raw_ostream.h>
 

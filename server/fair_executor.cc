@@ -1,5 +1,5 @@
-//===- src/server/fair_executor.cc - round-robin worker pool --------------===//
-#include "fair_executor.h"
+//===- server/fair_executor.cc - round-robin worker pool ------------------===//
+#include "mlgo/server/fair_executor.h"
 
 namespace mlgo::server {
 

@@ -1,5 +1,5 @@
-//===- src/server/server.cc - the agent server ----------------------------===//
-#include "server.h"
+//===- server/server.cc - the agent server --------------------------------===//
+#include "mlgo/server/server.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

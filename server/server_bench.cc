@@ -1,4 +1,4 @@
-//===- src/server/server_bench.cc - server overhead per step --------------===//
+//===- server/server_bench.cc - server overhead per step ------------------===//
 ///
 /// Measures what mlgo-env adds to each step, with clang's own time taken out:
 ///  1. records real clang-22 streams (inlining on a -Oz demo module, regalloc

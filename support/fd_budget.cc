@@ -1,5 +1,5 @@
-//===- env/fd_budget.cc - file descriptors an environment needs -----------===//
-#include "mlgo/env/fd_budget.h"
+//===- support/fd_budget.cc - file descriptors an environment needs -------===//
+#include "mlgo/support/fd_budget.h"
 
 #include <sys/resource.h>
 
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 Result<FileLimit> raiseFileLimit() {
   struct rlimit limit;
@@ -34,4 +34,4 @@ size_t episodesCarried(uint64_t limit, unsigned jobs) {
   return limit <= fixed ? 0 : static_cast<size_t>((limit - fixed) / kDescriptorsPerEpisode);
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::support

@@ -1,5 +1,5 @@
-//===- env/fifo_channel.cc - the host's ends of a fifo pair -----------------===//
-#include "fifo_channel.h"
+//===- support/fifo_channel.cc - the host's ends of a fifo pair -----------===//
+#include "mlgo/support/fifo_channel.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 Status FifoChannel::makeFifos(const std::string& base) {
   for (const char* suffix : {".in", ".out"}) {
@@ -55,4 +55,4 @@ void FifoChannel::close() {
   }
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::support

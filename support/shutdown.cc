@@ -1,7 +1,7 @@
-//===- env/shutdown.cc - cleaning up after an interrupted host --------------===//
-#include "mlgo/env/shutdown.h"
+//===- support/shutdown.cc - cleaning up after an interrupted host --------===//
+#include "mlgo/support/shutdown.h"
 
-#include "mlgo/env/subprocess.h"
+#include "mlgo/support/subprocess.h"
 
 #include <sys/stat.h>
 
@@ -15,7 +15,7 @@
 #include <thread>
 #include <unordered_set>
 
-namespace mlgo::env::shutdown {
+namespace mlgo::support::shutdown {
 namespace {
 
 struct PathRegistry {
@@ -103,4 +103,4 @@ size_t emergencyCleanup() {
   return killed;
 }
 
-} // namespace mlgo::env::shutdown
+} // namespace mlgo::support::shutdown

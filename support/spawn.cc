@@ -1,5 +1,5 @@
-//===- env/spawn.cc - starting children that die with us --------------------===//
-#include "mlgo/env/spawn.h"
+//===- support/spawn.cc - starting children that die with us --------------===//
+#include "mlgo/support/spawn.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 struct Spawner::Job {
   const SpawnRequest* request = nullptr;
@@ -190,4 +190,4 @@ void Spawner::loop() {
   }
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::support

@@ -1,6 +1,6 @@
-//===- env/spawn_test.cc - children die with their spawner ---------------===//
-#include "mlgo/env/spawn.h"
-#include "mlgo/env/subprocess.h"
+//===- support/spawn_test.cc - children die with their spawner ------------===//
+#include "mlgo/support/spawn.h"
+#include "mlgo/support/subprocess.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include <thread>
 
-namespace mlgo::env {
+namespace mlgo::support {
 namespace {
 
 using namespace std::chrono_literals;
@@ -81,4 +81,4 @@ TEST(Spawner, MissingAndUnrunnableProgramsAreErrors) {
 }
 
 } // namespace
-} // namespace mlgo::env
+} // namespace mlgo::support

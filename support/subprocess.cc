@@ -1,7 +1,7 @@
-//===- env/subprocess.cc - a child process we own ---------------------------===//
-#include "mlgo/env/subprocess.h"
+//===- support/subprocess.cc - a child process we own ---------------------===//
+#include "mlgo/support/subprocess.h"
 
-#include "mlgo/env/spawn.h"
+#include "mlgo/support/spawn.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,7 +22,7 @@
 
 extern char** environ;
 
-namespace mlgo::env {
+namespace mlgo::support {
 namespace {
 
 /// How often a wait re-checks the child when there is no pidfd.
@@ -359,4 +359,4 @@ Result<unsigned> waitReadable(std::span<const int> fds, Deadline deadline) {
   }
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::support

@@ -1,7 +1,7 @@
-//===- env/temp_dir.cc - a private temporary directory ----------------------===//
-#include "mlgo/env/temp_dir.h"
+//===- support/temp_dir.cc - a private temporary directory ----------------===//
+#include "mlgo/support/temp_dir.h"
 
-#include "mlgo/env/shutdown.h"
+#include "mlgo/support/shutdown.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <system_error>
 
-namespace mlgo::env {
+namespace mlgo::support {
 namespace {
 
 /// Field 22 of /proc/<pid>/stat (clock ticks after boot), or nullopt when
@@ -149,4 +149,4 @@ void TempDir::remove() {
   path_.clear();
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::support

@@ -1,5 +1,5 @@
-//===- env/temp_dir_test.cc - owner-tagged names and reaping orphans ------===//
-#include "mlgo/env/temp_dir.h"
+//===- support/temp_dir_test.cc - owner-tagged names and reaping orphans --===//
+#include "mlgo/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-namespace mlgo::env {
+namespace mlgo::support {
 namespace {
 
 namespace fs = std::filesystem;
@@ -71,4 +71,4 @@ TEST(TempDir, ReapOrphansRemovesOnlyDirectoriesOfDeadOwners) {
 }
 
 } // namespace
-} // namespace mlgo::env
+} // namespace mlgo::support

@@ -1,5 +1,5 @@
 //===- trace/action_codec.cc - actions as tensors ---------------------------===//
-#include "trace/action_codec.h"
+#include "action_codec.h"
 
 #include "mlgo/protocol/advice.h"
 

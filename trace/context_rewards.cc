@@ -1,8 +1,8 @@
 //===- trace/context_rewards.cc - scores and rewards per context ------------===//
-#include "trace/context_rewards.h"
+#include "context_rewards.h"
 
 #include "mlgo/env/score.h"
-#include "trace/trace_header.h"
+#include "mlgo/trace/trace_header.h"
 
 namespace mlgo::trace {
 

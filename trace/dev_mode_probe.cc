@@ -1,10 +1,10 @@
 //===- trace/dev_mode_probe.cc - is this a development-mode clang? ----------===//
-#include "trace/dev_mode_probe.h"
+#include "dev_mode_probe.h"
 
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/compiler_session.h"
-#include "mlgo/env/temp_dir.h"
 #include "mlgo/protocol/training_log.h"
+#include "mlgo/support/temp_dir.h"
 
 #include <fstream>
 #include <sstream>
@@ -45,7 +45,7 @@ std::vector<std::string> trainingLogArgs(const env::Problem& problem,
 Result<DevelopmentModeProbe> probeDevelopmentMode(const std::filesystem::path& clang,
                                                   const env::Problem& problem,
                                                   std::chrono::milliseconds timeout) {
-  auto dir = env::TempDir::create("mlgo-env-devprobe-");
+  auto dir = support::TempDir::create("mlgo-env-devprobe-");
   if (!dir.ok())
     return dir.error();
   std::filesystem::path log = dir->path() / "probe.log";

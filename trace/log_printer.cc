@@ -1,7 +1,7 @@
 //===- trace/log_printer.cc - printing a log ---------------------------------===//
-#include "trace/log_printer.h"
+#include "mlgo/trace/log_printer.h"
 
-#include "trace/context_rewards.h"
+#include "context_rewards.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 //===- trace/log_reader.cc - reading a log file ------------------------------===//
-#include "trace/log_reader.h"
+#include "mlgo/trace/log_reader.h"
 
 #include "mlgo/protocol/stream_reader.h"
 

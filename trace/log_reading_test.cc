@@ -1,11 +1,11 @@
 //===- trace/log_reading_test.cc - printing, summarising, truncation --------===//
-#include "mlgo/env/temp_dir.h"
 #include "mlgo/protocol/stream_writer.h"
-#include "trace/log_printer.h"
-#include "trace/log_summary.h"
-#include "trace/module_trace.h"
-#include "trace/trace_file.h"
-#include "trace/trace_header.h"
+#include "mlgo/support/temp_dir.h"
+#include "mlgo/trace/log_printer.h"
+#include "mlgo/trace/log_summary.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_trace.h"
+#include "trace_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -62,7 +62,7 @@ std::string sampleTrace() {
 class LogReading : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = env::TempDir::create("mlgo-trace-test-");
+    auto dir = support::TempDir::create("mlgo-trace-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
@@ -87,7 +87,7 @@ protected:
     text << in.rdbuf();
     return {text.str(), read};
   }
-  env::TempDir dir_;
+  support::TempDir dir_;
 };
 
 TEST_F(LogReading, TextLooksLikeLlvmsLogReader) {

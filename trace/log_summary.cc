@@ -1,7 +1,7 @@
 //===- trace/log_summary.cc - summarising a log ------------------------------===//
-#include "trace/log_summary.h"
+#include "mlgo/trace/log_summary.h"
 
-#include "trace/log_printer.h"
+#include "mlgo/trace/log_printer.h"
 
 #include <algorithm>
 #include <vector>

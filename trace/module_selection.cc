@@ -1,5 +1,5 @@
 //===- trace/module_selection.cc - which modules a trace covers -------------===//
-#include "trace/module_selection.h"
+#include "mlgo/trace/module_selection.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 //===- trace/module_selection_test.cc - choosing the traced modules ---------===//
-#include "trace/module_selection.h"
+#include "mlgo/trace/module_selection.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 //===- trace/module_trace.cc - one module's part of a trace -----------------===//
-#include "trace/module_trace.h"
+#include "module_trace.h"
 
-#include "trace/trace_header.h"
+#include "mlgo/trace/trace_header.h"
 
 #include <cstring>
 

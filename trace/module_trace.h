@@ -16,9 +16,9 @@
 #ifndef MLGO_TRACE_MODULE_TRACE_H
 #define MLGO_TRACE_MODULE_TRACE_H
 
+#include "context_rewards.h"
 #include "mlgo/protocol/stream_writer.h"
 #include "mlgo/protocol/training_log.h"
-#include "trace/context_rewards.h"
 
 #include <cstddef>
 #include <span>

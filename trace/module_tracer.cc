@@ -1,9 +1,9 @@
 //===- trace/module_tracer.cc - one module through a policy -----------------===//
-#include "trace/module_tracer.h"
+#include "module_tracer.h"
 
-#include "trace/action_codec.h"
-#include "trace/context_rewards.h"
-#include "trace/module_trace.h"
+#include "action_codec.h"
+#include "context_rewards.h"
+#include "module_trace.h"
 
 namespace mlgo::trace {
 

@@ -14,8 +14,8 @@
 
 #include "mlgo/env/environment.h"
 #include "mlgo/protocol/training_log.h"
-#include "trace/module_trace.h"
-#include "trace/trace_policy.h"
+#include "module_trace.h"
+#include "trace_policy.h"
 
 #include <functional>
 #include <string>

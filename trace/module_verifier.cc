@@ -1,11 +1,11 @@
 //===- trace/module_verifier.cc - replaying one module of a trace -----------===//
-#include "trace/module_verifier.h"
+#include "module_verifier.h"
 
-#include "trace/action_codec.h"
-#include "trace/context_rewards.h"
-#include "trace/module_tracer.h"
-#include "trace/observation_diff.h"
-#include "trace/trace_header.h"
+#include "action_codec.h"
+#include "context_rewards.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_tracer.h"
+#include "observation_diff.h"
 
 #include <algorithm>
 #include <cstring>

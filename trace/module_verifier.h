@@ -9,7 +9,7 @@
 #define MLGO_TRACE_MODULE_VERIFIER_H
 
 #include "mlgo/env/environment.h"
-#include "trace/trace_verifier.h"
+#include "mlgo/trace/trace_verifier.h"
 
 #include <cstddef>
 #include <optional>

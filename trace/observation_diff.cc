@@ -1,5 +1,5 @@
 //===- trace/observation_diff.cc - where two observations differ -------------===//
-#include "trace/observation_diff.h"
+#include "observation_diff.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
 //===- trace/progress.cc - a progress line on a terminal ---------------------===//
-#include "trace/progress.h"
+#include "mlgo/trace/progress.h"
 
-#include "mlgo/env/shutdown.h"
+#include "mlgo/support/shutdown.h"
 
 #include <unistd.h>
 
@@ -29,7 +29,7 @@ void TerminalProgress::moduleFinished(const std::string& module, uint64_t observ
   observations_ += observations;
   if (!error.empty()) {
     ++failed_;
-    if (env::shutdown::cleanupBegan())
+    if (support::shutdown::cleanupBegan())
       return; // Interrupted: the compiles fail because they were stopped.
     if (interactive_ && drawn_)
       std::fputs("\r\033[K", out_);

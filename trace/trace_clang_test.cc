@@ -6,15 +6,15 @@
 /// development-mode clangs are detected and used.
 ///
 //===----------------------------------------------------------------------===//
+#include "dev_mode_probe.h"
 #include "mlgo/corpus/corpus.h"
 #include "mlgo/env/compiler_session.h"
-#include "mlgo/env/temp_dir.h"
-#include "trace/dev_mode_probe.h"
-#include "trace/log_printer.h"
-#include "trace/log_summary.h"
-#include "trace/trace_header.h"
-#include "trace/trace_runner.h"
-#include "trace/trace_verifier.h"
+#include "mlgo/support/temp_dir.h"
+#include "mlgo/trace/log_printer.h"
+#include "mlgo/trace/log_summary.h"
+#include "mlgo/trace/trace_header.h"
+#include "mlgo/trace/trace_runner.h"
+#include "mlgo/trace/trace_verifier.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -55,16 +55,16 @@ size_t countLines(const std::string& text) {
 class TraceClangTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto dir = env::TempDir::create("mlgo-trace-clang-");
+    auto dir = support::TempDir::create("mlgo-trace-clang-");
     ASSERT_TRUE(dir.ok());
-    shared_ = new env::TempDir(std::move(*dir));
+    shared_ = new support::TempDir(std::move(*dir));
   }
   static void TearDownTestSuite() {
     delete shared_;
     shared_ = nullptr;
   }
   void SetUp() override {
-    auto dir = env::TempDir::create("mlgo-trace-clang-case-");
+    auto dir = support::TempDir::create("mlgo-trace-clang-case-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
@@ -90,8 +90,8 @@ protected:
     return v;
   }
 
-  static inline env::TempDir* shared_ = nullptr;
-  env::TempDir dir_;
+  static inline support::TempDir* shared_ = nullptr;
+  support::TempDir dir_;
 };
 
 TEST_F(TraceClangTest, TraceThenVerifySucceedsForEveryProblem) {
@@ -504,7 +504,7 @@ TEST_F(TraceClangTest, ReplayReadsAStreamClangWrote) {
   // actions in it.
   auto problem = env::findProblem("regalloc-priority");
   ASSERT_TRUE(problem.ok());
-  auto compileDir = env::TempDir::create("mlgo-trace-capture-");
+  auto compileDir = support::TempDir::create("mlgo-trace-capture-");
   ASSERT_TRUE(compileDir.ok());
   env::CompileCommand command;
   command.channelBase = compileDir->path() / "channel";

@@ -1,9 +1,9 @@
 //===- trace/trace_file.cc - the files a trace run writes -------------------===//
-#include "trace/trace_file.h"
+#include "trace_file.h"
 
-#include "trace/context_rewards.h"
+#include "context_rewards.h"
 
-#include "mlgo/env/shutdown.h"
+#include "mlgo/support/shutdown.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,7 +20,7 @@ namespace {
 Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesystem::path& final) {
   static std::atomic<unsigned> counter{0};
   int fd = -1;
-  auto name = env::shutdown::createPath([&]() -> Result<std::filesystem::path> {
+  auto name = support::shutdown::createPath([&]() -> Result<std::filesystem::path> {
     for (int attempt = 0;; ++attempt) {
       std::string candidate = fmt::format("{}.tmp-{}-{}", final.string(), ::getpid(), counter++);
       fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -37,7 +37,7 @@ Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesys
     int error = errno;
     ::close(fd);
     ::unlink(name->c_str());
-    env::shutdown::removePath(*name);
+    support::shutdown::removePath(*name);
     return makeError(ErrorCode::kIo, "cannot open {}: {}", name->string(), std::strerror(error));
   }
   return std::pair{*name, file};
@@ -97,7 +97,7 @@ void TraceFiles::discard() {
   for (std::filesystem::path* temp : {&traceTemp_, &csvTemp_}) {
     if (!temp->empty()) {
       ::unlink(temp->c_str());
-      env::shutdown::removePath(*temp);
+      support::shutdown::removePath(*temp);
     }
     temp->clear();
   }
@@ -126,7 +126,7 @@ Result<uint64_t> TraceFiles::commit() {
   // never replaces an earlier result with a partial one.
   const std::pair<std::filesystem::path, std::filesystem::path> renames[] = {
       {traceTemp_, tracePath_}, {csvTemp_, csvPath_}};
-  Status committed = env::shutdown::commitPaths(renames);
+  Status committed = support::shutdown::commitPaths(renames);
   if (!committed.ok()) {
     discard(); // Removes whichever temporary file is left.
     return committed.error();

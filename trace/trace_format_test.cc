@@ -1,10 +1,10 @@
 //===- trace/trace_format_test.cc - headers, modules and rows of a trace ----===//
+#include "action_codec.h"
+#include "context_rewards.h"
 #include "mlgo/protocol/stream_reader.h"
-#include "trace/action_codec.h"
-#include "trace/context_rewards.h"
-#include "trace/module_trace.h"
-#include "trace/observation_diff.h"
-#include "trace/trace_header.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_trace.h"
+#include "observation_diff.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 //===- trace/trace_header.cc - the header of a trace ------------------------===//
-#include "trace/trace_header.h"
+#include "mlgo/trace/trace_header.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>

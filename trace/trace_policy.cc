@@ -1,5 +1,5 @@
 //===- trace/trace_policy.cc - who decides in a trace -----------------------===//
-#include "trace/trace_policy.h"
+#include "trace_policy.h"
 
 namespace mlgo::trace {
 

@@ -1,13 +1,13 @@
 //===- trace/trace_runner.cc - writing a trace -------------------------------===//
-#include "trace/trace_runner.h"
+#include "mlgo/trace/trace_runner.h"
 
+#include "dev_mode_probe.h"
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/score.h"
-#include "trace/dev_mode_probe.h"
-#include "trace/module_tracer.h"
-#include "trace/trace_file.h"
-#include "trace/trace_header.h"
-#include "trace/training_log_tracer.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_tracer.h"
+#include "trace_file.h"
+#include "training_log_tracer.h"
 
 #include <sys/resource.h>
 

@@ -1,10 +1,10 @@
 //===- trace/trace_verifier.cc - replaying a trace against clang ------------===//
-#include "trace/trace_verifier.h"
+#include "mlgo/trace/trace_verifier.h"
 
 #include "mlgo/env/score.h"
-#include "trace/log_reader.h"
-#include "trace/module_verifier.h"
-#include "trace/trace_header.h"
+#include "mlgo/trace/log_reader.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_verifier.h"
 
 #include <algorithm>
 #include <chrono>

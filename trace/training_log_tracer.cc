@@ -1,15 +1,15 @@
 //===- trace/training_log_tracer.cc - traces from clang's own logs ----------===//
-#include "trace/training_log_tracer.h"
+#include "training_log_tracer.h"
 
+#include "context_rewards.h"
+#include "dev_mode_probe.h"
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/compiler_session.h"
 #include "mlgo/env/score.h"
-#include "mlgo/env/temp_dir.h"
 #include "mlgo/protocol/stream_reader.h"
-#include "trace/context_rewards.h"
-#include "trace/dev_mode_probe.h"
-#include "trace/module_trace.h"
-#include "trace/trace_header.h"
+#include "mlgo/support/temp_dir.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_trace.h"
 
 #include <fstream>
 
@@ -64,7 +64,7 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   auto spec = environment.corpus().find(module);
   if (!spec.ok())
     return spec.error();
-  auto dir = env::TempDir::create("mlgo-env-trace-", options.tempDir);
+  auto dir = support::TempDir::create("mlgo-env-trace-", options.tempDir);
   if (!dir.ok())
     return dir.error();
   const env::Problem& problem = environment.problem();

@@ -16,7 +16,7 @@
 
 #include "mlgo/env/environment.h"
 #include "mlgo/protocol/training_log.h"
-#include "trace/module_tracer.h"
+#include "module_tracer.h"
 
 namespace mlgo::trace {
 

@@ -1,4 +1,4 @@
-//===- src/server/connection.h - one agent connection -----------*- C++ -*-===//
+//===- mlgo/server/connection.h - one agent connection ----------*- C++ -*-===//
 ///
 /// \file
 /// One agent connection: reads newline-delimited requests from a byte
@@ -26,8 +26,8 @@
 #ifndef MLGO_SERVER_CONNECTION_H
 #define MLGO_SERVER_CONNECTION_H
 
-#include "dispatcher.h"
-#include "fair_executor.h"
+#include "mlgo/server/dispatcher.h"
+#include "mlgo/server/fair_executor.h"
 
 #include <boost/asio.hpp>
 

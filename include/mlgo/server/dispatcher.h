@@ -1,4 +1,4 @@
-//===- src/server/dispatcher.h - agent requests to environment calls -*- C++ -*-===//
+//===- mlgo/server/dispatcher.h - agent requests to environment calls -*- C++ -*-===//
 ///
 /// \file
 /// Turns decoded JSON-RPC requests (protocol/rpc.h) into calls on an

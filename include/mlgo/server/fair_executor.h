@@ -1,4 +1,4 @@
-//===- src/server/fair_executor.h - round-robin worker pool -----*- C++ -*-===//
+//===- mlgo/server/fair_executor.h - round-robin worker pool ----*- C++ -*-===//
 ///
 /// \file
 /// A fixed pool of threads running blocking tasks (environment calls that

@@ -1,4 +1,4 @@
-//===- src/server/server.h - the agent server -------------------*- C++ -*-===//
+//===- mlgo/server/server.h - the agent server ------------------*- C++ -*-===//
 ///
 /// \file
 /// Serves one Environment to agents over stdio, TCP or a Unix socket (see
@@ -21,7 +21,7 @@
 #ifndef MLGO_SERVER_SERVER_H
 #define MLGO_SERVER_SERVER_H
 
-#include "connection.h"
+#include "mlgo/server/connection.h"
 
 #include <chrono>
 #include <functional>

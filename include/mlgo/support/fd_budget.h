@@ -1,4 +1,4 @@
-//===- mlgo/env/fd_budget.h - file descriptors an environment needs -*- C++ -*-===//
+//===- mlgo/support/fd_budget.h - file descriptors an environment needs -*- C++ -*-===//
 ///
 /// \file
 /// Every open episode holds about kDescriptorsPerEpisode descriptors (the
@@ -12,15 +12,15 @@
 /// Thread-safe; raiseFileLimit() changes the process's limit.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_FD_BUDGET_H
-#define MLGO_ENV_FD_BUDGET_H
+#ifndef MLGO_SUPPORT_FD_BUDGET_H
+#define MLGO_SUPPORT_FD_BUDGET_H
 
 #include "mlgo/support/result.h"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 constexpr uint64_t kDescriptorsPerEpisode = 5;
 constexpr uint64_t kDescriptorsPerCompile = 3;
@@ -42,6 +42,6 @@ uint64_t descriptorsNeeded(size_t maxEpisodes, unsigned jobs);
 /// not even one).
 size_t episodesCarried(uint64_t limit, unsigned jobs);
 
-} // namespace mlgo::env
+} // namespace mlgo::support
 
-#endif // MLGO_ENV_FD_BUDGET_H
+#endif // MLGO_SUPPORT_FD_BUDGET_H

@@ -1,13 +1,14 @@
-//===- env/fifo_channel.h - the host's ends of a fifo pair ------*- C++ -*-===//
+//===- mlgo/support/fifo_channel.h - the host's ends of a fifo pair -*- C++ -*-===//
 ///
 /// \file
 /// The host side of the InteractiveModelRunner channel `B`: B.in carries
 /// answers to the compiler, B.out carries the compiler's stream to the host.
-/// Private to env/. See compiler_session.h for the handshake.
+/// Used by env/'s compiler sessions; see mlgo/env/compiler_session.h for the
+/// handshake.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_FIFO_CHANNEL_H
-#define MLGO_ENV_FIFO_CHANNEL_H
+#ifndef MLGO_SUPPORT_FIFO_CHANNEL_H
+#define MLGO_SUPPORT_FIFO_CHANNEL_H
 
 #include "mlgo/support/result.h"
 
@@ -15,7 +16,7 @@
 #include <span>
 #include <string>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 class FifoChannel {
 public:
@@ -52,6 +53,6 @@ private:
   int outFd_ = -1;
 };
 
-} // namespace mlgo::env
+} // namespace mlgo::support
 
-#endif // MLGO_ENV_FIFO_CHANNEL_H
+#endif // MLGO_SUPPORT_FIFO_CHANNEL_H

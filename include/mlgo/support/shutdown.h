@@ -1,4 +1,4 @@
-//===- mlgo/env/shutdown.h - cleaning up after an interrupted host -*- C++ -*-===//
+//===- mlgo/support/shutdown.h - cleaning up after an interrupted host -*- C++ -*-===//
 ///
 /// \file
 /// What an interrupted mlgo-env (SIGINT, SIGTERM, SIGHUP) must not leave
@@ -19,8 +19,8 @@
 /// directories it left (TempDir::reapOrphans, temp_dir.h).
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_SHUTDOWN_H
-#define MLGO_ENV_SHUTDOWN_H
+#ifndef MLGO_SUPPORT_SHUTDOWN_H
+#define MLGO_SUPPORT_SHUTDOWN_H
 
 #include "mlgo/support/result.h"
 
@@ -29,7 +29,7 @@
 #include <span>
 #include <utility>
 
-namespace mlgo::env::shutdown {
+namespace mlgo::support::shutdown {
 
 /// Creates a temporary file or directory with `create`, which returns its
 /// path, and registers it for removal, both under the registry's lock: an
@@ -58,6 +58,6 @@ bool cleanupBegan();
 /// Returns the number of child groups killed.
 size_t emergencyCleanup();
 
-} // namespace mlgo::env::shutdown
+} // namespace mlgo::support::shutdown
 
-#endif // MLGO_ENV_SHUTDOWN_H
+#endif // MLGO_SUPPORT_SHUTDOWN_H

@@ -1,4 +1,4 @@
-//===- mlgo/env/spawn.h - starting children that die with us ----*- C++ -*-===//
+//===- mlgo/support/spawn.h - starting children that die with us -*- C++ -*-===//
 ///
 /// \file
 /// A Spawner starts child processes from one thread of its own, and every
@@ -31,8 +31,8 @@
 /// (or failed to).
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_SPAWN_H
-#define MLGO_ENV_SPAWN_H
+#ifndef MLGO_SUPPORT_SPAWN_H
+#define MLGO_SUPPORT_SPAWN_H
 
 #include "mlgo/support/result.h"
 
@@ -46,7 +46,7 @@
 #include <thread>
 #include <vector>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 struct SpawnRequest {
   /// argv[0] is the program: with a '/' it is run as is, else looked up in
@@ -87,6 +87,6 @@ private:
   std::thread thread_;
 };
 
-} // namespace mlgo::env
+} // namespace mlgo::support
 
-#endif // MLGO_ENV_SPAWN_H
+#endif // MLGO_SUPPORT_SPAWN_H

@@ -1,4 +1,4 @@
-//===- mlgo/env/subprocess.h - a child process we own -----------*- C++ -*-===//
+//===- mlgo/support/subprocess.h - a child process we own -------*- C++ -*-===//
 ///
 /// \file
 /// A child process started from an argv vector (never a shell), in its own
@@ -29,8 +29,8 @@
 /// reaped (possibly recycled) pid.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_SUBPROCESS_H
-#define MLGO_ENV_SUBPROCESS_H
+#ifndef MLGO_SUPPORT_SUBPROCESS_H
+#define MLGO_SUPPORT_SUBPROCESS_H
 
 #include "mlgo/support/result.h"
 
@@ -46,7 +46,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 class Spawner;
 
@@ -163,6 +163,6 @@ private:
 /// is retried. A deadline in the past polls once. Allocation-free.
 Result<unsigned> waitReadable(std::span<const int> fds, Deadline deadline);
 
-} // namespace mlgo::env
+} // namespace mlgo::support
 
-#endif // MLGO_ENV_SUBPROCESS_H
+#endif // MLGO_SUPPORT_SUBPROCESS_H

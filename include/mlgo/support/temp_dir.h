@@ -1,4 +1,4 @@
-//===- mlgo/env/temp_dir.h - a private temporary directory ------*- C++ -*-===//
+//===- mlgo/support/temp_dir.h - a private temporary directory --*- C++ -*-===//
 ///
 /// \file
 /// A directory created with mkdtemp (mode 0700, unique name) under the
@@ -17,8 +17,8 @@
 /// Movable, not copyable. remove() and the destructor never throw.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_TEMP_DIR_H
-#define MLGO_ENV_TEMP_DIR_H
+#ifndef MLGO_SUPPORT_TEMP_DIR_H
+#define MLGO_SUPPORT_TEMP_DIR_H
 
 #include "mlgo/support/result.h"
 
@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 
-namespace mlgo::env {
+namespace mlgo::support {
 
 class TempDir {
 public:
@@ -81,6 +81,6 @@ private:
   std::filesystem::path path_;
 };
 
-} // namespace mlgo::env
+} // namespace mlgo::support
 
-#endif // MLGO_ENV_TEMP_DIR_H
+#endif // MLGO_SUPPORT_TEMP_DIR_H

@@ -1,4 +1,4 @@
-//===- trace/log_printer.h - printing a log ----------------------*- C++ -*-===//
+//===- mlgo/trace/log_printer.h - printing a log ----------------*- C++ -*-===//
 ///
 /// \file
 /// LogVisitors that print every record as it is read, so whatever was
@@ -30,7 +30,7 @@
 #define MLGO_TRACE_LOG_PRINTER_H
 
 #include "mlgo/protocol/tensor_spec.h"
-#include "trace/log_reader.h"
+#include "mlgo/trace/log_reader.h"
 
 #include <cstdio>
 #include <memory>

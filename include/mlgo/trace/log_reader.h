@@ -1,4 +1,4 @@
-//===- trace/log_reader.h - reading a log file -------------------*- C++ -*-===//
+//===- mlgo/trace/log_reader.h - reading a log file -------------*- C++ -*-===//
 ///
 /// \file
 /// Reads a TrainingLogger log (a trace, a development-mode training log, or

@@ -1,4 +1,4 @@
-//===- trace/log_summary.h - summarising a log -------------------*- C++ -*-===//
+//===- mlgo/trace/log_summary.h - summarising a log -------------*- C++ -*-===//
 ///
 /// \file
 /// A LogVisitor that counts what a log holds:
@@ -18,8 +18,8 @@
 #ifndef MLGO_TRACE_LOG_SUMMARY_H
 #define MLGO_TRACE_LOG_SUMMARY_H
 
-#include "trace/log_reader.h"
-#include "trace/trace_header.h"
+#include "mlgo/trace/log_reader.h"
+#include "mlgo/trace/trace_header.h"
 
 #include <map>
 #include <optional>

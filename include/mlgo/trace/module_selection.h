@@ -1,4 +1,4 @@
-//===- trace/module_selection.h - which modules a trace covers ---*- C++ -*-===//
+//===- mlgo/trace/module_selection.h - which modules a trace covers -*- C++ -*-===//
 ///
 /// \file
 /// Chooses the modules of a corpus a trace covers, as a pure function of

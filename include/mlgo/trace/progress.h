@@ -1,4 +1,4 @@
-//===- trace/progress.h - a progress line on a terminal ----------*- C++ -*-===//
+//===- mlgo/trace/progress.h - a progress line on a terminal ----*- C++ -*-===//
 ///
 /// \file
 /// A TraceListener that keeps one status line up to date on a terminal:
@@ -12,7 +12,7 @@
 #ifndef MLGO_TRACE_PROGRESS_H
 #define MLGO_TRACE_PROGRESS_H
 
-#include "trace/trace_runner.h"
+#include "mlgo/trace/trace_runner.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,4 +1,4 @@
-//===- trace/trace_header.h - the header of a trace --------------*- C++ -*-===//
+//===- mlgo/trace/trace_header.h - the header of a trace --------*- C++ -*-===//
 ///
 /// \file
 /// A trace is a log in LLVM's TrainingLogger format (see

@@ -1,4 +1,4 @@
-//===- trace/trace_runner.h - writing a trace --------------------*- C++ -*-===//
+//===- mlgo/trace/trace_runner.h - writing a trace --------------*- C++ -*-===//
 ///
 /// \file
 /// `mlgo-env trace`: runs a policy (trace_policy.h) over a seeded sample of
@@ -26,7 +26,7 @@
 #define MLGO_TRACE_TRACE_RUNNER_H
 
 #include "mlgo/env/environment.h"
-#include "trace/module_selection.h"
+#include "mlgo/trace/module_selection.h"
 
 #include <filesystem>
 #include <string>

@@ -1,4 +1,4 @@
-//===- trace/trace_verifier.h - replaying a trace against clang --*- C++ -*-===//
+//===- mlgo/trace/trace_verifier.h - replaying a trace against clang -*- C++ -*-===//
 ///
 /// \file
 /// `mlgo-env replay --verify`: re-drives clang through env::Environment

@@ -1,4 +1,4 @@
-//===- env/shutdown_test.cc - emergencyCleanup leaves nothing behind -------===//
+//===- support/shutdown_test.cc - emergencyCleanup leaves nothing behind --===//
 //
 // emergencyCleanup() closes the process-wide registries for good, so every
 // test runs it in a death-test child (a forked copy) that ends with _exit,
@@ -6,12 +6,9 @@
 // what is left on disk.
 //
 //===----------------------------------------------------------------------===//
-#include "mlgo/env/baseline_cache.h"
-#include "mlgo/env/shutdown.h"
-#include "mlgo/env/subprocess.h"
-#include "mlgo/env/temp_dir.h"
-
-#include "testing/test_util.h"
+#include "mlgo/support/shutdown.h"
+#include "mlgo/support/subprocess.h"
+#include "mlgo/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-namespace mlgo::env {
+namespace mlgo::support {
 namespace {
 
 namespace fs = std::filesystem;
@@ -125,25 +122,5 @@ TEST_F(ShutdownTest, CleanupWaitsForTheKilledChildrenToDie) {
   EXPECT_EQ(entries(parent), std::vector<std::string>{});
 }
 
-// A cache entry is written through a registered temporary: after the
-// cleanup, store() is refused and leaves no temporary in the cache.
-TEST_F(ShutdownTest, CacheStoresAreRefusedAfterTheCleanup) {
-  fs::path cacheDir = dir_ / "cache";
-  fs::create_directories(cacheDir);
-  EXPECT_EXIT(
-      {
-        auto cache = BaselineCache::open(cacheDir);
-        if (!cache.ok() || !cache->store("before", ModuleScore{1.0, {}}).ok())
-          _exit(2);
-        shutdown::emergencyCleanup();
-        Status late = cache->store("after", ModuleScore{2.0, {}});
-        if (late.ok() || late.error().code() != ErrorCode::kIo)
-          _exit(3);
-        _exit(0);
-      },
-      ::testing::ExitedWithCode(0), "");
-  EXPECT_EQ(entries(cacheDir), std::vector<std::string>{"before.json"});
-}
-
 } // namespace
-} // namespace mlgo::env
+} // namespace mlgo::support
