@@ -1,7 +1,7 @@
 //===- env/baseline_cache.cc - default scores on disk ----------------------===//
 #include "mlgo/env/baseline_cache.h"
 
-#include "mlgo/env/shutdown.h"
+#include "mlgo/support/shutdown.h"
 
 #include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/JSON.h>
@@ -152,7 +152,7 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   // failure nor an interruption (shutdown.h) leaves a partial entry or a
   // stray temporary behind. The file is made (exclusively) while it is
   // registered, then filled.
-  auto temp = shutdown::createPath([&]() -> Result<std::filesystem::path> {
+  auto temp = support::shutdown::createPath([&]() -> Result<std::filesystem::path> {
     std::filesystem::path candidate =
         dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
     int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -167,7 +167,7 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   auto discard = [&] {
     std::error_code ignored;
     std::filesystem::remove(*temp, ignored);
-    shutdown::removePath(*temp);
+    support::shutdown::removePath(*temp);
   };
   {
     std::ofstream out(*temp, std::ios::binary | std::ios::trunc);
@@ -180,7 +180,7 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   }
   std::filesystem::path final = dir_ / fmt::format("{}.json", key);
   std::pair<std::filesystem::path, std::filesystem::path> rename{*temp, final};
-  if (Status committed = shutdown::commitPaths({&rename, 1}); !committed.ok()) {
+  if (Status committed = support::shutdown::commitPaths({&rename, 1}); !committed.ok()) {
     discard();
     return committed;
   }

@@ -1,7 +1,7 @@
 //===- env/baseline_cache_test.cc - default scores on disk -----------------===//
 #include "mlgo/env/baseline_cache.h"
 
-#include "mlgo/env/temp_dir.h"
+#include "mlgo/support/temp_dir.h"
 #include "testing/test_util.h"
 
 #include <gtest/gtest.h>
@@ -15,11 +15,11 @@ namespace {
 class BaselineCacheTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = TempDir::create("mlgo-env-cache-test-");
+    auto dir = support::TempDir::create("mlgo-env-cache-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
-  TempDir dir_;
+  support::TempDir dir_;
 };
 
 ModuleScore sample() {

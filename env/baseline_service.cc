@@ -6,7 +6,7 @@ namespace mlgo::env {
 BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
                                  std::optional<BaselineCache> cache, std::string clangVersion,
                                  std::chrono::milliseconds timeout, unsigned workers,
-                                 Spawner* spawner)
+                                 support::Spawner* spawner)
     : planner_(planner), slots_(slots), cache_(std::move(cache)),
       clangVersion_(std::move(clangVersion)), timeout_(timeout), spawner_(spawner) {
   for (unsigned i = 0; i < std::max(workers, 1u); ++i)
@@ -92,7 +92,7 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
   auto compute = [&]() -> Result<ModuleScore> {
     if (stopping_)
       return makeError(ErrorCode::kInternal, "the environment is shutting down");
-    auto lease = slots_.acquire(Clock::now() + timeout_);
+    auto lease = slots_.acquire(support::Clock::now() + timeout_);
     if (!lease.ok())
       return lease.error();
     auto planned = planner_.baseline(*module);

@@ -37,7 +37,7 @@ public:
   BaselineService(const CompilePlanner& planner, JobSlots& slots,
                   std::optional<BaselineCache> cache, std::string clangVersion,
                   std::chrono::milliseconds timeout, unsigned workers,
-                  Spawner* spawner = nullptr);
+                  support::Spawner* spawner = nullptr);
   ~BaselineService();
   BaselineService(const BaselineService&) = delete;
   BaselineService& operator=(const BaselineService&) = delete;
@@ -60,7 +60,7 @@ private:
   std::optional<BaselineCache> cache_;
   std::string clangVersion_;
   std::chrono::milliseconds timeout_;
-  Spawner* spawner_;
+  support::Spawner* spawner_;
 
   std::mutex mutex_;
   /// Module name -> (bitcode size, mtime, digest), to hash each file once.

@@ -1,7 +1,7 @@
 //===- env/clang_probe.cc - what a clang can do ----------------------------===//
 #include "mlgo/env/clang_probe.h"
 
-#include "mlgo/env/temp_dir.h"
+#include "mlgo/support/temp_dir.h"
 
 #include <fstream>
 #include <iterator>
@@ -79,7 +79,7 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
                                   const ProblemOptions& options,
                                   std::chrono::milliseconds timeout,
                                   const std::filesystem::path& tempParent) {
-  auto dir = TempDir::create("mlgo-env-probe-", tempParent);
+  auto dir = support::TempDir::create("mlgo-env-probe-", tempParent);
   if (!dir.ok())
     return dir.error();
   auto built = probeCompileCommand(clang, problem, dir->path());
@@ -161,7 +161,7 @@ Result<std::vector<std::string>> queryLlvmOptions(const std::filesystem::path& c
                                                   const std::filesystem::path& tempParent) {
   // The listing (~400 KB) is longer than the output a compile keeps, so the
   // shell writes it to a file.
-  auto dir = TempDir::create("mlgo-env-options-", tempParent);
+  auto dir = support::TempDir::create("mlgo-env-options-", tempParent);
   if (!dir.ok())
     return dir.error();
   std::filesystem::path listing = dir->path() / "options.txt";

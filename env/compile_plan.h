@@ -24,7 +24,7 @@
 namespace mlgo::env {
 
 struct PlannedCompile {
-  TempDir dir;
+  support::TempDir dir;
   CompileCommand command;
 };
 

@@ -18,7 +18,7 @@ std::chrono::nanoseconds cpuTime(const struct rusage& usage);
 std::string programName(const CompileCommand& command);
 /// kCompiler (with an output excerpt) unless the reaped `process` exited
 /// with 0 and wrote the command's object file.
-Status checkExit(const CompileCommand& command, const Subprocess& process,
+Status checkExit(const CompileCommand& command, const support::Subprocess& process,
                  const std::string& output);
 
 } // namespace mlgo::env::detail

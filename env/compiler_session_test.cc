@@ -26,7 +26,7 @@ class CompilerSessionTest : public ::testing::Test {
 protected:
   void SetUp() override {
     fds_ = testing::openDescriptors();
-    auto dir = TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create("mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     fixtures_ = std::move(*dir);
     testing::writeFile(fixtures_.path() / "object.o", "not really an object");
@@ -48,7 +48,7 @@ protected:
   std::unique_ptr<CompilerSession> start(const std::vector<std::string>& lines,
                                          SessionLimits limits = {}) {
     auto script = writeScript(fixtures_.path(), "module", lines);
-    auto dir = TempDir::create("mlgo-env-session-");
+    auto dir = support::TempDir::create("mlgo-env-session-");
     EXPECT_TRUE(dir.ok());
     auto command = testing::fakeCommand(dir->path(), script);
     auto session = startCompilerSession(std::move(*dir), command, limits);
@@ -83,7 +83,7 @@ protected:
     return bytes;
   }
 
-  TempDir fixtures_;
+  support::TempDir fixtures_;
   size_t fds_ = 0;
 };
 
@@ -172,12 +172,12 @@ TEST_F(CompilerSessionTest, CompilerThatNeverOpensAndHangsTimesOut) {
   auto session = start({"fault never-open-hang"}, limits);
   ASSERT_TRUE(session);
   Observation obs;
-  auto started = Clock::now();
+  auto started = support::Clock::now();
   auto event = session->next(obs);
   ASSERT_FALSE(event.ok());
   EXPECT_EQ(event.error().code(), ErrorCode::kTimeout);
   EXPECT_THAT(event.error().message(), HasSubstr("did not open its channel"));
-  EXPECT_LT(Clock::now() - started, 5s);
+  EXPECT_LT(support::Clock::now() - started, 5s);
   // The failure sticks.
   EXPECT_EQ(session->next(obs).error().code(), ErrorCode::kTimeout);
 }
@@ -289,7 +289,7 @@ TEST_F(CompilerSessionTest, ObservationCapKillsAnEndlessCompiler) {
 
 TEST_F(CompilerSessionTest, CorruptInputEndsWithTheCompilersMessage) {
   testing::writeFile(fixtures_.path() / "corrupt.bc", "BC\xc0\xde garbage");
-  auto dir = TempDir::create("mlgo-env-session-");
+  auto dir = support::TempDir::create("mlgo-env-session-");
   ASSERT_TRUE(dir.ok());
   auto command = testing::fakeCommand(dir->path(), fixtures_.path() / "corrupt.bc");
   auto session = startCompilerSession(std::move(*dir), command, {});
@@ -306,7 +306,7 @@ TEST_F(CompilerSessionTest, CorruptInputEndsWithTheCompilersMessage) {
 }
 
 TEST_F(CompilerSessionTest, MissingCompilerIsNotFound) {
-  auto dir = TempDir::create("mlgo-env-session-");
+  auto dir = support::TempDir::create("mlgo-env-session-");
   ASSERT_TRUE(dir.ok());
   auto command = testing::fakeCommand(dir->path(), fixtures_.path() / "x");
   command.argv[0] = "/nonexistent/clang-99";
@@ -338,16 +338,16 @@ TEST(RunCompileTest, ReportsFailureAndTimeout) {
 
   CompileCommand slow;
   slow.argv = {"/bin/sleep", "10"};
-  auto started = Clock::now();
+  auto started = support::Clock::now();
   auto timedOut = runCompile(slow, 200ms);
   ASSERT_FALSE(timedOut.ok());
   EXPECT_EQ(timedOut.error().code(), ErrorCode::kTimeout);
-  EXPECT_LT(Clock::now() - started, 3s);
+  EXPECT_LT(support::Clock::now() - started, 3s);
   EXPECT_EQ(testing::childProcesses(), 0u);
 }
 
 TEST(OutputBufferTest, KeepsHeadAndTail) {
-  OutputBuffer buffer(4, 3);
+  support::OutputBuffer buffer(4, 3);
   buffer.append("abcdefgh");
   buffer.append("ij");
   EXPECT_EQ(buffer.totalBytes(), 10u);

@@ -73,7 +73,7 @@ struct Totals {
 /// One default-policy episode; returns false on error.
 bool runEpisode(Environment& env, const std::string& module, Totals& totals) {
   Usage before = usageNow();
-  auto start = Clock::now();
+  auto start = support::Clock::now();
   auto reset = env.reset({module, std::nullopt, {}});
   if (!reset.ok()) {
     std::fprintf(stderr, "episode %s: %s\n", module.c_str(), reset.error().message().c_str());
@@ -94,7 +94,7 @@ bool runEpisode(Environment& env, const std::string& module, Totals& totals) {
     lastStep = threadCpu() - stepStart;
   }
   totals.finalSelf += lastStep;
-  totals.wall += std::chrono::duration<double>(Clock::now() - start).count();
+  totals.wall += std::chrono::duration<double>(support::Clock::now() - start).count();
   Usage after = usageNow();
   totals.self += after.self - before.self;
   totals.children += after.children - before.children;
@@ -108,9 +108,9 @@ bool runPlain(const CompilePlanner& planner, const corpus::ModuleSpec& module, T
   if (!planned.ok())
     return false;
   Usage before = usageNow();
-  auto start = Clock::now();
+  auto start = support::Clock::now();
   auto report = runCompile(planned->command, std::chrono::minutes(10));
-  totals.wall += std::chrono::duration<double>(Clock::now() - start).count();
+  totals.wall += std::chrono::duration<double>(support::Clock::now() - start).count();
   Usage after = usageNow();
   totals.self += after.self - before.self;
   totals.children += after.children - before.children;
@@ -177,7 +177,7 @@ std::string flag(int argc, char** argv, const char* name, std::string fallback) 
 } // namespace
 
 int main(int argc, char** argv) {
-  auto cacheDir = TempDir::create("mlgo-env-bench-cache-");
+  auto cacheDir = support::TempDir::create("mlgo-env-bench-cache-");
   if (!cacheDir.ok())
     return 1;
   EnvironmentOptions options;

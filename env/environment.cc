@@ -4,8 +4,8 @@
 #include "episode.h"
 #include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
-#include "mlgo/env/spawn.h"
 #include "mlgo/ir2vec/embedder.h"
+#include "mlgo/support/spawn.h"
 
 #include <atomic>
 #include <future>
@@ -19,7 +19,7 @@ namespace mlgo::env {
 struct Environment::Impl {
   // First member: destroyed last, after every compiler it started is gone
   // (its children die with its thread).
-  Spawner spawner;
+  support::Spawner spawner;
   EnvironmentOptions options;
   const Problem* problem = nullptr;
   std::optional<corpus::Corpus> corpus;
@@ -125,7 +125,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
   // Directories left by hosts that died without cleaning up (SIGKILL, a
   // crash) go before we add ours.
-  TempDir::reapOrphans(options.tempDir);
+  support::TempDir::reapOrphans(options.tempDir);
   auto clang = queryClangVersion(clangPath);
   if (!clang.ok())
     return clang.error();

@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 class EnvironmentTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create("mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
   }
@@ -64,13 +64,13 @@ protected:
     return *step.summary;
   }
 
-  TempDir scratch_;
+  support::TempDir scratch_;
 };
 
 /// Compiles `module` answering "inline" to every call site, without the
 /// Environment, and measures the object with llvm-readelf.
 double independentAlwaysInlineBytes(const corpus::ModuleSpec& module) {
-  auto dir = TempDir::create("mlgo-env-test-");
+  auto dir = support::TempDir::create("mlgo-env-test-");
   EXPECT_TRUE(dir.ok());
   std::filesystem::path keep = dir->path().string() + ".o";
   CompileCommand command;

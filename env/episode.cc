@@ -42,7 +42,7 @@ Status Episode::start(StepResult& result) {
   if (!planned.ok())
     return fail(planned.error());
   advice_.resize(context_->bound->actionSpec().byteSize());
-  auto lease = context_->slots->acquire(Clock::now() + context_->limits.compileTimeout);
+  auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
   if (!lease.ok())
     return fail(lease.error());
   auto session =
@@ -128,7 +128,7 @@ Status Episode::step(const ActionValue& action, StepResult& result) {
   // Invalid actions never reach clang; the episode stays where it was.
   MLGO_TRY(bound.validate(current_, action));
   MLGO_TRY(bound.encode(action, advice_));
-  auto lease = context_->slots->acquire(Clock::now() + context_->limits.compileTimeout);
+  auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
   // Nothing reached clang, but an agent that retries would only wait again
   // behind the same busy compilers while this one holds a clang, its
   // directory and a --max-episodes place: the episode ends here.

@@ -45,9 +45,9 @@ long work(long *p, int n) {
 class FaultTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto dir = TempDir::create("mlgo-env-faults-");
+    auto dir = support::TempDir::create("mlgo-env-faults-");
     ASSERT_TRUE(dir.ok());
-    dir_ = new TempDir(std::move(*dir));
+    dir_ = new support::TempDir(std::move(*dir));
     corpus_ = testing::buildTestCorpus(
         dir_->path(), {{"ok", std::string(kPressure)},
                        {"ok2", std::string(kPressure) + "int extra(int x) { return x * 3; }\n"},
@@ -61,7 +61,7 @@ protected:
   }
 
   void SetUp() override {
-    auto tmp = TempDir::create("mlgo-env-faults-tmp-");
+    auto tmp = support::TempDir::create("mlgo-env-faults-tmp-");
     ASSERT_TRUE(tmp.ok());
     tmp_ = std::move(*tmp);
   }
@@ -88,9 +88,9 @@ protected:
     return Status::success();
   }
 
-  static inline TempDir* dir_ = nullptr;
+  static inline support::TempDir* dir_ = nullptr;
   static inline fs::path corpus_;
-  TempDir tmp_;
+  support::TempDir tmp_;
 };
 
 TEST_F(FaultTest, KilledClangEndsOnlyItsEpisode) {
@@ -126,12 +126,12 @@ TEST_F(FaultTest, StoppedClangTimesOut) {
   ASSERT_FALSE(victim->step.terminated);
   ASSERT_EQ(::kill(*env->compilerPid(victim->episode), SIGSTOP), 0);
   StepResult step = victim->step;
-  auto started = Clock::now();
+  auto started = support::Clock::now();
   Status st = finish(*env, victim->episode, step);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.error().message(), HasSubstr("compile timeout"));
-  EXPECT_LT(Clock::now() - started, 20s);
+  EXPECT_LT(support::Clock::now() - started, 20s);
   EXPECT_EQ(testing::childProcesses(), 0u); // Killed and reaped, not left stopped.
   // The environment still works.
   auto next = env->reset({"ok2.o", std::nullopt, {}});

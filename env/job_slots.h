@@ -14,7 +14,7 @@
 #ifndef MLGO_ENV_JOB_SLOTS_H
 #define MLGO_ENV_JOB_SLOTS_H
 
-#include "mlgo/env/subprocess.h"
+#include "mlgo/support/subprocess.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -54,7 +54,7 @@ public:
   };
 
   /// Waits for a free slot until `deadline` (kTimeout naming the limit).
-  Result<Lease> acquire(Deadline deadline) {
+  Result<Lease> acquire(support::Deadline deadline) {
     std::unique_lock lock(mutex_);
     if (!freed_.wait_until(lock, deadline, [this] { return inUse_ < capacity_; }))
       return makeError(ErrorCode::kTimeout, "no job slot became free in time (all {} busy)",

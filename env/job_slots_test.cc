@@ -13,17 +13,17 @@ using namespace std::chrono_literals;
 
 TEST(JobSlotsTest, LeasesCountAndRelease) {
   JobSlots slots(2);
-  auto a = slots.acquire(Clock::now() + 1s);
-  auto b = slots.acquire(Clock::now() + 1s);
+  auto a = slots.acquire(support::Clock::now() + 1s);
+  auto b = slots.acquire(support::Clock::now() + 1s);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(slots.inUse(), 2u);
-  auto c = slots.acquire(Clock::now() + 50ms);
+  auto c = slots.acquire(support::Clock::now() + 50ms);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code(), ErrorCode::kTimeout);
   a->release();
   a->release(); // Idempotent.
   EXPECT_EQ(slots.inUse(), 1u);
-  auto d = slots.acquire(Clock::now() + 1s);
+  auto d = slots.acquire(support::Clock::now() + 1s);
   ASSERT_TRUE(d.ok());
   JobSlots::Lease moved = std::move(*d);
   EXPECT_FALSE(d->held());
@@ -37,7 +37,7 @@ TEST(JobSlotsTest, NeverMoreHoldersThanSlots) {
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&] {
       for (int i = 0; i < 50; ++i) {
-        auto lease = slots.acquire(Clock::now() + 10s);
+        auto lease = slots.acquire(support::Clock::now() + 10s);
         ASSERT_TRUE(lease.ok());
         int now = ++holders;
         int seen = peak.load();

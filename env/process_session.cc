@@ -2,8 +2,8 @@
 #include "mlgo/env/compiler_session.h"
 
 #include "compile_util.h"
-#include "fifo_channel.h"
 #include "mlgo/protocol/stream_reader.h"
+#include "mlgo/support/fifo_channel.h"
 
 #include <unistd.h>
 
@@ -30,7 +30,7 @@ constexpr auto kExitGrace = std::chrono::milliseconds(250);
 
 class ProcessSession final : public CompilerSession {
 public:
-  ProcessSession(TempDir dir, CompileCommand command, const SessionLimits& limits)
+  ProcessSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits)
       : dir_(std::move(dir)), command_(std::move(command)), limits_(limits),
         channel_(command_.channelBase.string()) {}
 
@@ -57,17 +57,19 @@ private:
   /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
   /// moment to exit, so its exit status can explain the failure.
   Error fail(Error error, bool awaitExit = false);
-  Deadline deadline() const;
-  void chargeWait(Clock::time_point since) { compilerTime_ += Clock::now() - since; }
+  support::Deadline deadline() const;
+  void chargeWait(support::Clock::time_point since) {
+    compilerTime_ += support::Clock::now() - since;
+  }
 
-  TempDir dir_;
+  support::TempDir dir_;
   CompileCommand command_;
   SessionLimits limits_;
-  FifoChannel channel_;
-  std::unique_ptr<Subprocess> process_;
+  support::FifoChannel channel_;
+  std::unique_ptr<support::Subprocess> process_;
   protocol::StreamReader reader_;
   std::FILE* record_ = nullptr;
-  Clock::time_point started_;
+  support::Clock::time_point started_;
   nanoseconds compilerTime_{0};
   uint64_t observations_ = 0;
   std::vector<std::string> contexts_;
@@ -82,7 +84,7 @@ private:
 
 Status ProcessSession::start() {
   if (!command_.channelBase.empty()) {
-    MLGO_TRY(FifoChannel::makeFifos(command_.channelBase.string()));
+    MLGO_TRY(support::FifoChannel::makeFifos(command_.channelBase.string()));
     MLGO_TRY(channel_.open());
   }
   if (!limits_.recordStreamTo.empty()) {
@@ -91,24 +93,24 @@ Status ProcessSession::start() {
       return makeError(ErrorCode::kIo, "cannot write {}: {}", limits_.recordStreamTo.string(),
                        std::strerror(errno));
   }
-  started_ = Clock::now();
-  auto process = Subprocess::spawn({command_.argv, command_.environment, limits_.spawner});
+  started_ = support::Clock::now();
+  auto process = support::Subprocess::spawn({command_.argv, command_.environment, limits_.spawner});
   if (!process.ok())
     return process.error();
   process_ = std::move(*process);
   return Status::success();
 }
 
-Deadline ProcessSession::deadline() const {
+support::Deadline ProcessSession::deadline() const {
   auto left = limits_.compileTimeout - compilerTime_;
-  return Clock::now() + std::max(duration_cast<nanoseconds>(left), nanoseconds(0));
+  return support::Clock::now() + std::max(duration_cast<nanoseconds>(left), nanoseconds(0));
 }
 
 Error ProcessSession::fail(Error error, bool awaitExit) {
   if (failed_)
     return *failed_;
   if (awaitExit && process_)
-    (void)process_->waitUntil(Clock::now() + kExitGrace);
+    (void)process_->waitUntil(support::Clock::now() + kExitGrace);
   // A compiler that died explains a broken stream better than the stream.
   if (process_ && process_->tryReap() && !process_->exitStatus()->success() &&
       error.code() != ErrorCode::kTimeout) {
@@ -152,15 +154,15 @@ Status ProcessSession::readStream(bool exited) {
 }
 
 Status ProcessSession::waitForStream() {
-  Deadline limit = deadline();
+  support::Deadline limit = deadline();
   for (;;) {
     if (process_->reaped())
       return readStream(/*exited=*/true);
     int fds[3] = {channel_.outFd(), process_->outputFd(), process_->exitFd()};
-    Deadline until = limit;
+    support::Deadline until = limit;
     if (process_->exitFd() < 0)
-      until = std::min(limit, Clock::now() + milliseconds(5));
-    auto ready = waitReadable(fds, until);
+      until = std::min(limit, support::Clock::now() + milliseconds(5));
+    auto ready = support::waitReadable(fds, until);
     if (!ready.ok())
       return ready.error();
     if (*ready & 2u)
@@ -169,7 +171,7 @@ Status ProcessSession::waitForStream() {
       return readStream(/*exited=*/false);
     if ((*ready & 4u) || process_->exitFd() < 0)
       process_->tryReap();
-    if (*ready == 0 && Clock::now() >= limit) {
+    if (*ready == 0 && support::Clock::now() >= limit) {
       if (bytesReceived_ == 0)
         return makeError(ErrorCode::kTimeout,
                          "{} did not open its channel within the compile timeout of {} ms "
@@ -191,7 +193,7 @@ Result<SessionEvent> ProcessSession::next(Observation& observation) {
                      observations_ - 1);
   if (ended_)
     return SessionEvent::kEnd;
-  auto since = Clock::now();
+  auto since = support::Clock::now();
   if (command_.channelBase.empty()) {
     ended_ = true;
     return SessionEvent::kEnd;
@@ -276,7 +278,7 @@ Result<CompileReport> ProcessSession::finish() {
     return *failed_;
   if (!ended_ || finished_)
     return makeError(ErrorCode::kInternal, "finish() needs a session whose stream has ended");
-  auto since = Clock::now();
+  auto since = support::Clock::now();
   auto st = process_->waitUntil(deadline());
   chargeWait(since);
   if (!st.ok())
@@ -293,7 +295,7 @@ Result<CompileReport> ProcessSession::finish() {
   report.observations = observations_;
   report.contexts = contexts_;
   report.channelOpened = reader_.hasHeader();
-  report.wallTime = Clock::now() - started_;
+  report.wallTime = support::Clock::now() - started_;
   report.compilerTime = compilerTime_;
   report.compilerCpu = cpuTime(process_->usage());
   channel_.close();
@@ -316,8 +318,8 @@ void ProcessSession::abort() {
 
 } // namespace
 
-Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, CompileCommand command,
-                                                              const SessionLimits& limits) {
+Result<std::unique_ptr<CompilerSession>>
+startCompilerSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits) {
   auto session = std::make_unique<ProcessSession>(std::move(dir), std::move(command), limits);
   MLGO_TRY(session->start());
   return std::unique_ptr<CompilerSession>(std::move(session));

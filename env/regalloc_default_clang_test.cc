@@ -32,7 +32,7 @@ namespace {
 class RegallocDefaultTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create("mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
     EnvironmentOptions options;
@@ -45,7 +45,7 @@ protected:
     env_ = std::move(*env);
   }
 
-  TempDir scratch_;
+  support::TempDir scratch_;
   std::unique_ptr<Environment> env_;
 };
 

@@ -16,9 +16,9 @@ std::string programName(const CompileCommand& command) {
   return command.argv.empty() ? std::string("compiler") : command.argv[0];
 }
 
-Status checkExit(const CompileCommand& command, const Subprocess& process,
+Status checkExit(const CompileCommand& command, const support::Subprocess& process,
                  const std::string& output) {
-  const ExitStatus& exit = *process.exitStatus();
+  const support::ExitStatus& exit = *process.exitStatus();
   if (!exit.success())
     return makeError(ErrorCode::kCompiler, "{} {}{}", programName(command), exit.describe(),
                      outputExcerpt(output));
@@ -37,16 +37,17 @@ using detail::programName;
 using std::chrono::milliseconds;
 
 Result<CompileReport> runCompile(const CompileCommand& command, milliseconds timeout,
-                                 const std::atomic<bool>* cancel, Spawner* spawner) {
-  auto started = Clock::now();
-  auto spawned = Subprocess::spawn({command.argv, command.environment, spawner});
+                                 const std::atomic<bool>* cancel, support::Spawner* spawner) {
+  auto started = support::Clock::now();
+  auto spawned = support::Subprocess::spawn({command.argv, command.environment, spawner});
   if (!spawned.ok())
     return spawned.error();
-  Subprocess& process = **spawned;
-  Deadline limit = started + timeout;
+  support::Subprocess& process = **spawned;
+  support::Deadline limit = started + timeout;
   // With a cancel flag, wake up every few milliseconds to look at it.
   for (;;) {
-    Deadline until = cancel != nullptr ? std::min(limit, Clock::now() + milliseconds(20)) : limit;
+    support::Deadline until =
+        cancel != nullptr ? std::min(limit, support::Clock::now() + milliseconds(20)) : limit;
     auto st = process.waitUntil(until);
     if (st.ok())
       break;
@@ -55,7 +56,7 @@ Result<CompileReport> runCompile(const CompileCommand& command, milliseconds tim
       return makeError(ErrorCode::kInternal, "compile of {} cancelled",
                        command.objectPath.string());
     }
-    if (Clock::now() >= limit) {
+    if (support::Clock::now() >= limit) {
       process.kill();
       return makeError(ErrorCode::kTimeout, "{} did not finish within {} ms; killed",
                        programName(command), timeout.count());
@@ -65,7 +66,7 @@ Result<CompileReport> runCompile(const CompileCommand& command, milliseconds tim
   report.exit = *process.exitStatus();
   report.output = process.outputText();
   MLGO_TRY(checkExit(command, process, report.output));
-  report.wallTime = Clock::now() - started;
+  report.wallTime = support::Clock::now() - started;
   report.compilerTime = report.wallTime;
   report.compilerCpu = cpuTime(process.usage());
   return report;

@@ -46,7 +46,7 @@ std::string run(std::vector<std::string> argv) {
 class ScoreTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = TempDir::create("mlgo-env-score-test-");
+    auto dir = support::TempDir::create("mlgo-env-score-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
     testing::writeFile(dir_.path() / "s.c", kSource);
@@ -56,7 +56,7 @@ protected:
          "-fsave-optimization-record=bitstream", "-foptimization-record-passes=regalloc",
          "-foptimization-record-file=" + remarks_.string()});
   }
-  TempDir dir_;
+  support::TempDir dir_;
   fs::path object_, remarks_;
 };
 

@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
 TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
-  auto dir = TempDir::create("mlgo-env-slot-test-");
+  auto dir = support::TempDir::create("mlgo-env-slot-test-");
   ASSERT_TRUE(dir.ok());
   auto corpusDir = testing::buildTestCorpus(
       dir->path(), {{"m", "int f(int x) { return x * 7; }\n"
@@ -56,15 +56,15 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
   ASSERT_TRUE(episode.pid().has_value());
   EXPECT_EQ(testing::entriesWithPrefix(temp, "mlgo-env-episode-"), 1u);
 
-  auto held = slots.acquire(Clock::now() + 60s); // The only slot, busy.
+  auto held = slots.acquire(support::Clock::now() + 60s); // The only slot, busy.
   ASSERT_TRUE(held.ok());
-  auto started = Clock::now();
+  auto started = support::Clock::now();
   Status st = episode.step(*result.fallbackAction, result);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code(), ErrorCode::kTimeout);
   EXPECT_THAT(st.error().message(), HasSubstr("no job slot became free in time"));
   EXPECT_THAT(st.error().message(), HasSubstr("episode 1"));
-  EXPECT_GE(Clock::now() - started, 450ms);
+  EXPECT_GE(support::Clock::now() - started, 450ms);
   // Over: clang killed and reaped, its directory gone, its descriptors closed.
   EXPECT_TRUE(episode.over());
   EXPECT_FALSE(episode.pid().has_value());

@@ -6,7 +6,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-30}"
 build="$here/build-asan"
 found=0
-for fuzzer in "$build"/*/fuzz_* "$build"/src/*/fuzz_*; do
+for fuzzer in "$build"/*/fuzz_*; do  # build-asan/<layer>/fuzz_*
   [[ -f "$fuzzer" && -x "$fuzzer" ]] || continue
   found=1
   name="$(basename "$fuzzer")"

@@ -2,7 +2,7 @@
 ///
 /// A server killed with SIGKILL cannot clean up, yet its clangs (each waiting
 /// in interactive mode for an advice that never comes) must not outlive it:
-/// they die with the server's spawner thread (PR_SET_PDEATHSIG, env/spawn.h).
+/// they die with the server's spawner thread (PR_SET_PDEATHSIG, support/spawn.h).
 /// Real clang-22 over the demo corpus.
 ///
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,7 @@
 //===- src/cli/interrupt.cc - Ctrl-C for commands that run compilers -------===//
 #include "cli/interrupt.h"
 
-#include "mlgo/env/shutdown.h"
+#include "mlgo/support/shutdown.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -28,7 +28,7 @@ InterruptGuard::InterruptGuard(std::string program) : impl_(std::make_unique<Imp
                                                            int signal) {
     if (ec)
       return; // Cancelled: the guard is going away.
-    size_t killed = env::shutdown::emergencyCleanup();
+    size_t killed = support::shutdown::emergencyCleanup();
     const char* name = sigabbrev_np(signal);
     if (::isatty(STDERR_FILENO) == 1)
       std::fputs("\n", stderr); // Off a progress line (or the terminal's ^C).

@@ -3,10 +3,10 @@
 /// \file
 /// While an InterruptGuard lives, SIGINT, SIGTERM and SIGHUP stop the
 /// process cleanly: its compilers are killed and its temporary files removed
-/// (env::shutdown::emergencyCleanup), a line on stderr says so, and the
+/// (support::shutdown::emergencyCleanup), a line on stderr says so, and the
 /// process then dies of the same signal (so a shell loop around mlgo-env
 /// sees the interruption). Without it, a clang whose host died spins at
-/// 100% CPU forever (see mlgo/env/shutdown.h).
+/// 100% CPU forever (see mlgo/support/shutdown.h).
 ///
 /// Used by trace, replay --verify and info for their whole run, and by the
 /// server while it starts (the capability probe runs clang); the server then

@@ -8,8 +8,8 @@
 #include "cli/env_options.h"
 #include "cli/interrupt.h"
 
-#include "mlgo/env/fd_budget.h"
-#include "server.h"
+#include "mlgo/server/server.h"
+#include "mlgo/support/fd_budget.h"
 
 #include <algorithm>
 #include <csignal>
@@ -52,16 +52,16 @@ void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
 /// carries, with a note. False (after a message) when the server must not
 /// start.
 bool fitDescriptorLimit(const ServeFlags& flags, env::EnvironmentOptions& options) {
-  auto limit = env::raiseFileLimit();
+  auto limit = support::raiseFileLimit();
   if (!limit.ok()) {
     std::fprintf(stderr, "mlgo-env: warning: %s\n", limit.error().message().c_str());
     return true;
   }
   unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  uint64_t needed = env::descriptorsNeeded(options.maxEpisodes, jobs);
+  uint64_t needed = support::descriptorsNeeded(options.maxEpisodes, jobs);
   if (needed <= limit->soft)
     return true;
-  size_t carried = env::episodesCarried(limit->soft, jobs);
+  size_t carried = support::episodesCarried(limit->soft, jobs);
   bool given = flags.env.maxEpisodesOption != nullptr && flags.env.maxEpisodesOption->count() > 0;
   if (given || carried == 0) {
     std::fprintf(stderr,

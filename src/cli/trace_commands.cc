@@ -14,11 +14,11 @@
 #include "cli/interrupt.h"
 
 #include "mlgo/env/score.h"
-#include "trace/log_printer.h"
-#include "trace/log_summary.h"
-#include "trace/progress.h"
-#include "trace/trace_runner.h"
-#include "trace/trace_verifier.h"
+#include "mlgo/trace/log_printer.h"
+#include "mlgo/trace/log_summary.h"
+#include "mlgo/trace/progress.h"
+#include "mlgo/trace/trace_runner.h"
+#include "mlgo/trace/trace_verifier.h"
 
 #include <csignal>
 #include <cstdio>

@@ -42,9 +42,9 @@
 #ifndef MLGO_ENV_COMPILER_SESSION_H
 #define MLGO_ENV_COMPILER_SESSION_H
 
-#include "mlgo/env/subprocess.h"
-#include "mlgo/env/temp_dir.h"
 #include "mlgo/protocol/training_log.h"
+#include "mlgo/support/subprocess.h"
+#include "mlgo/support/temp_dir.h"
 
 #include <atomic>
 #include <chrono>
@@ -80,7 +80,7 @@ struct SessionLimits {
   /// (recording streams for tests and debugging).
   std::filesystem::path recordStreamTo;
   /// Starts the compiler (see spawn.h); null = Spawner::processWide().
-  Spawner* spawner = nullptr;
+  support::Spawner* spawner = nullptr;
 };
 
 enum class SessionEvent : uint8_t {
@@ -100,7 +100,7 @@ struct Observation {
 
 /// How a compile went.
 struct CompileReport {
-  ExitStatus exit;
+  support::ExitStatus exit;
   /// The compiler's stdout and stderr (bounded; see OutputBuffer).
   std::string output;
   uint64_t observations = 0;
@@ -147,8 +147,8 @@ public:
 /// happens in the first next()). Takes ownership of `dir`, which must hold
 /// the channel base, object and remarks paths; it is removed with the
 /// session. kNotFound when the compiler does not exist.
-Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, CompileCommand command,
-                                                              const SessionLimits& limits);
+Result<std::unique_ptr<CompilerSession>>
+startCompilerSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits);
 
 /// Runs a plain compile to completion (no channel), draining its output.
 /// kTimeout after `timeout` (the compiler is killed), kCompiler unless it
@@ -157,7 +157,7 @@ Result<std::unique_ptr<CompilerSession>> startCompilerSession(TempDir dir, Compi
 /// "cancelled").
 Result<CompileReport> runCompile(const CompileCommand& command, std::chrono::milliseconds timeout,
                                  const std::atomic<bool>* cancel = nullptr,
-                                 Spawner* spawner = nullptr);
+                                 support::Spawner* spawner = nullptr);
 
 /// The tail of a compiler's output suitable for an error message: the last
 /// `maxLines` non-empty lines, indented.

@@ -1,0 +1,173 @@
+//===- mlgo/server/connection.h - one agent connection ----------*- C++ -*-===//
+///
+/// \file
+/// One agent connection: reads newline-delimited requests from a byte
+/// stream, hands them to the Dispatcher, writes one response line per request
+/// line, in order.
+///
+/// - Lines are handled one after another; the items of a batch run in
+///   parallel on the FairExecutor (so stepping many episodes per round trip
+///   uses many compilers) and are answered together, in order.
+/// - A line longer than the limit is answered with `line_too_long` and
+///   skipped up to its newline; the connection stays usable.
+/// - Reading pauses while a line is being handled (backpressure).
+/// - A timer closes episodes whose agent went quiet (Dispatcher::expireIdle).
+/// - When the peer goes away, every episode of the connection is closed and
+///   its compiler killed.
+///
+/// Threading: the server runs its I/O context on several threads; every
+/// handler of a connection runs on the connection's strand. A lone `step`
+/// runs inline on that strand (it blocks only until clang's next decision,
+/// and answering from the same thread saves two thread hand-offs per step);
+/// resets, closes and the items of a batch run on the FairExecutor (resets
+/// queue fairly across connections) and post their results back.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_SERVER_CONNECTION_H
+#define MLGO_SERVER_CONNECTION_H
+
+#include "mlgo/server/dispatcher.h"
+#include "mlgo/server/fair_executor.h"
+
+#include <boost/asio.hpp>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace mlgo::server {
+
+struct ConnectionLimits {
+  size_t maxLineBytes = 1 << 20;
+  size_t maxBatch = 1024;
+};
+
+/// The transport-independent part of a connection.
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+  using OnClosed = std::function<void(uint64_t id)>;
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
+             ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed);
+  virtual ~Connection() = default;
+
+  void start();
+  /// Stops reading and closes the transport; episodes are closed as for a
+  /// vanished peer. Safe to call more than once, from any thread.
+  void shutdown();
+  const Strand& strand() const { return strand_; }
+
+  uint64_t id() const { return id_; }
+  const std::string& peer() const { return peer_; }
+
+protected:
+  using ReadHandler = std::function<void(boost::system::error_code, size_t)>;
+  using WriteHandler = std::function<void(boost::system::error_code)>;
+
+  virtual void asyncRead(boost::asio::mutable_buffer buffer, ReadHandler handler) = 0;
+  virtual void asyncWrite(const std::string& data, WriteHandler handler) = 0;
+  virtual void closeTransport() = 0;
+
+  Strand strand_;
+
+private:
+  void readMore();
+  void onRead(boost::system::error_code ec, size_t bytes);
+  void processNextLine();
+  void handleLine(std::string line);
+  void finishLine(std::shared_ptr<std::vector<std::optional<std::string>>> replies, bool batch);
+  void send(std::string line);
+  void writeNext();
+  void armIdleTimer();
+  void onPeerGone(const char* why);
+  void closeTransportOnce();
+  void closeStepDone();
+
+  Dispatcher& dispatcher_;
+  FairExecutor& executor_;
+  ConnectionLimits limits_;
+  uint64_t id_;
+  std::string peer_;
+  OnClosed onClosed_;
+
+  std::array<char, 65536> readBuffer_;
+  std::string partial_;        ///< Bytes of the line being received.
+  bool discarding_ = false;    ///< Skipping the rest of an over-long line.
+  std::deque<std::string> lines_;
+  bool busy_ = false;          ///< A line is being handled.
+  bool handling_ = false;      ///< Inside handleLine() (answers may come synchronously).
+  bool reading_ = false;
+  bool peerGone_ = false;       ///< No more input will come.
+  bool closed_ = false;         ///< Cleanup started (episodes closing).
+  bool transportClosed_ = false;
+  int closeStepsLeft_ = 2;
+  std::deque<std::string> writes_;
+  bool writing_ = false;
+  ConnectionEpisodes episodes_;
+  boost::asio::steady_timer idleTimer_;
+};
+
+/// A Connection over any Asio stream socket or descriptor.
+template <typename Stream> class StreamConnection final : public Connection {
+public:
+  StreamConnection(Stream stream, Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
+                   ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed)
+      : Connection(std::move(strand), dispatcher, executor, limits, id, std::move(peer),
+                   std::move(onClosed)),
+        stream_(std::move(stream)) {}
+
+protected:
+  void asyncRead(boost::asio::mutable_buffer buffer, ReadHandler handler) override {
+    stream_.async_read_some(buffer, std::move(handler));
+  }
+  void asyncWrite(const std::string& data, WriteHandler handler) override {
+    boost::asio::async_write(stream_, boost::asio::buffer(data),
+                             [h = std::move(handler)](boost::system::error_code ec, size_t) {
+                               h(ec);
+                             });
+  }
+  void closeTransport() override {
+    boost::system::error_code ignored;
+    stream_.close(ignored);
+  }
+
+private:
+  Stream stream_;
+};
+
+/// stdin + stdout as one connection.
+class StdioConnection final : public Connection {
+public:
+  StdioConnection(boost::asio::posix::stream_descriptor in,
+                  boost::asio::posix::stream_descriptor out, Strand strand,
+                  Dispatcher& dispatcher, FairExecutor& executor, ConnectionLimits limits,
+                  OnClosed onClosed)
+      : Connection(std::move(strand), dispatcher, executor, limits, 0, "stdio",
+                   std::move(onClosed)),
+        in_(std::move(in)), out_(std::move(out)) {}
+
+protected:
+  void asyncRead(boost::asio::mutable_buffer buffer, ReadHandler handler) override {
+    in_.async_read_some(buffer, std::move(handler));
+  }
+  void asyncWrite(const std::string& data, WriteHandler handler) override {
+    boost::asio::async_write(out_, boost::asio::buffer(data),
+                             [h = std::move(handler)](boost::system::error_code ec, size_t) {
+                               h(ec);
+                             });
+  }
+  void closeTransport() override {
+    boost::system::error_code ignored;
+    in_.close(ignored);
+    out_.close(ignored);
+  }
+
+private:
+  boost::asio::posix::stream_descriptor in_, out_;
+};
+
+} // namespace mlgo::server
+
+#endif // MLGO_SERVER_CONNECTION_H

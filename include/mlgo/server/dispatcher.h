@@ -1,0 +1,142 @@
+//===- mlgo/server/dispatcher.h - agent requests to environment calls -*- C++ -*-===//
+///
+/// \file
+/// Turns decoded JSON-RPC requests (protocol/rpc.h) into calls on an
+/// env::Environment and their results into response lines. Knows nothing of
+/// sockets: the transport (connection.h) hands it requests and writes what it
+/// returns.
+///
+/// Methods (see README "Agent protocol"):
+///   describe                       -> problem, specs, reward, corpus, clang
+///   reset {module?, seed?, encoding?, options?{max_steps?, encoding?}}
+///                                  -> {episode, module, observation, reward,
+///                                      terminated, truncated, info}
+///   step  {episode, action, encoding?}
+///                                  -> {observation, reward, terminated,
+///                                      truncated, info}
+///   close {episode}                -> {episode, closed: true}
+///
+/// Episodes belong to the connection that reset them: another connection
+/// gets `unknown_episode`. An episode whose agent stays silent longer than
+/// the agent timeout is closed (its clang killed) and later calls on it get
+/// `episode_failed` saying so.
+///
+/// Thread safety: handle() may run concurrently for different episodes of
+/// the same connection (batches); ConnectionEpisodes guards itself.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_SERVER_DISPATCHER_H
+#define MLGO_SERVER_DISPATCHER_H
+
+#include "mlgo/env/environment.h"
+#include "mlgo/protocol/observation_codec.h"
+#include "mlgo/protocol/rpc.h"
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace mlgo::server {
+
+/// Version of the agent protocol described in the README.
+inline constexpr int kProtocolVersion = 1;
+
+/// The episodes one connection owns.
+class ConnectionEpisodes {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  struct Entry {
+    protocol::TensorEncoding encoding = protocol::TensorEncoding::kJson;
+    Clock::time_point lastActivity;
+    bool inCall = false; ///< A step is running: not idle, whatever the clock says.
+  };
+
+  /// Takes a place for a reset under way unless the connection already
+  /// holds `limit` episodes and places; false then.
+  bool reserve(size_t limit);
+  /// Gives a place back (the reset ended, before add()).
+  void unreserve();
+  /// Registers a new episode, in the place reserve() took for it.
+  void add(env::EpisodeId id, protocol::TensorEncoding encoding);
+  /// Marks the start of a call on `id`; nullopt if the connection does not
+  /// own it (the second member then holds why it failed, if it did).
+  std::optional<Entry> begin(env::EpisodeId id, std::string* failure);
+  /// Marks the end of a call; `ended` removes the episode.
+  void end(env::EpisodeId id, bool ended);
+  /// Forgets `id`, remembering `why` for later calls on it.
+  void fail(env::EpisodeId id, std::string why);
+  /// Ids not in a call and idle since before `cutoff`.
+  std::vector<env::EpisodeId> idleSince(Clock::time_point cutoff) const;
+  /// Every owned id (for closing them all).
+  std::vector<env::EpisodeId> all() const;
+  size_t size() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::unordered_map<env::EpisodeId, Entry> open_;
+  std::unordered_map<env::EpisodeId, std::string> failed_;
+  size_t reserved_ = 0; ///< Resets under way.
+};
+
+struct DispatcherOptions {
+  /// How long an episode may wait for its agent before it is closed.
+  std::chrono::milliseconds agentTimeout{std::chrono::minutes(10)};
+  /// Open episodes (and resets under way) one connection may hold; more
+  /// resets get kBusy. One batch then cannot start more idle clangs.
+  size_t maxEpisodesPerConnection = 256;
+};
+
+class Dispatcher {
+public:
+  Dispatcher(env::Environment& environment, DispatcherOptions options);
+
+  /// Runs `request` for connection `episodes`. Returns the response line
+  /// (without newline), or nullopt for a notification. May block for as
+  /// long as the environment call takes.
+  std::optional<std::string> handle(const protocol::rpc::Request& request,
+                                    ConnectionEpisodes& episodes);
+
+  /// True for methods that may block on clang (run them off the I/O thread).
+  static bool isBlocking(std::string_view method);
+
+  /// Closes the connection's idle episodes past the agent timeout; returns
+  /// how many.
+  size_t expireIdle(ConnectionEpisodes& episodes);
+  /// Closes every episode of a connection that went away.
+  void closeAll(ConnectionEpisodes& episodes);
+
+  env::Environment& environment() { return environment_; }
+  const DispatcherOptions& options() const { return options_; }
+
+private:
+  /// A result's JSON text, or an error with its protocol code.
+  struct Reply {
+    std::string json;
+    std::optional<protocol::rpc::Code> code;
+    std::string message;
+  };
+  static Reply failure(protocol::rpc::Code code, std::string message) {
+    return {{}, code, std::move(message)};
+  }
+
+  /// `reset` is set for reset replies (episode, module, module embedding).
+  std::string stepJson(const env::StepResult& step, protocol::TensorEncoding encoding,
+                       const env::ResetResult* reset) const;
+
+  Reply describe();
+  Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);
+  Reply step(const llvm::json::Object& params, ConnectionEpisodes& episodes);
+  Reply close(const llvm::json::Object& params, ConnectionEpisodes& episodes);
+
+  env::Environment& environment_;
+  DispatcherOptions options_;
+  std::string describeJson_;      ///< Computed once.
+  protocol::LogHeader visible_;   ///< The observation specs as a header.
+};
+
+} // namespace mlgo::server
+
+#endif // MLGO_SERVER_DISPATCHER_H

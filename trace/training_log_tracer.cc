@@ -1,0 +1,117 @@
+//===- trace/training_log_tracer.cc - traces from clang's own logs ----------===//
+#include "training_log_tracer.h"
+
+#include "context_rewards.h"
+#include "dev_mode_probe.h"
+#include "mlgo/corpus/command_line.h"
+#include "mlgo/env/compiler_session.h"
+#include "mlgo/env/score.h"
+#include "mlgo/protocol/stream_reader.h"
+#include "mlgo/support/temp_dir.h"
+#include "mlgo/trace/trace_header.h"
+#include "module_trace.h"
+
+#include <fstream>
+
+namespace mlgo::trace {
+namespace {
+
+/// Feeds the log at `path` to `reader`, calling `onEvent` for each record.
+template <typename F> Status readLogFile(const std::filesystem::path& path, F&& onEvent) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError(ErrorCode::kNotFound, "clang wrote no training log {}", path.string());
+  protocol::StreamReader reader;
+  protocol::LogEvent event;
+  for (;;) {
+    auto space = reader.prepare(1 << 16);
+    in.read(reinterpret_cast<char*>(space.data()), static_cast<std::streamsize>(space.size()));
+    if (in.gcount() > 0)
+      reader.commit(static_cast<size_t>(in.gcount()));
+    else
+      reader.finish();
+    for (;;) {
+      auto status = reader.next(event);
+      if (!status.ok())
+        return status.error().withContext(path.string());
+      if (*status == protocol::ReadStatus::kEnd)
+        return Status::success();
+      if (*status == protocol::ReadStatus::kNeedMore)
+        break;
+      MLGO_TRY(onEvent(reader, event));
+    }
+  }
+}
+
+} // namespace
+
+Result<protocol::LogHeader> traceHeaderFromTrainingLog(const protocol::LogHeader& log) {
+  if (log.features.empty())
+    return makeError(ErrorCode::kUnsupported, "clang's training log has no features");
+  const std::string& last = log.features.back().name();
+  bool isAction = isKnownActionName(last) || (log.advice && log.advice->name() == last);
+  if (!isAction)
+    return makeError(ErrorCode::kUnsupported,
+                     "clang's training log ends with feature '{}', not with a decision", last);
+  std::vector<protocol::TensorSpec> observation(log.features.begin(), log.features.end() - 1);
+  return makeTraceHeader(observation, log.features.back());
+}
+
+Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environment,
+                                                const std::string& module,
+                                                const env::EnvironmentOptions& options,
+                                                const protocol::LogHeader& header) {
+  auto spec = environment.corpus().find(module);
+  if (!spec.ok())
+    return spec.error();
+  auto dir = support::TempDir::create("mlgo-env-trace-", options.tempDir);
+  if (!dir.ok())
+    return dir.error();
+  const env::Problem& problem = environment.problem();
+  env::CompileCommand command;
+  command.objectPath = dir->path() / "out.o";
+  command.remarksPath = dir->path() / "remarks.opt";
+  std::filesystem::path log = dir->path() / "training.log";
+  auto args = corpus::recompileArgs(**spec, command.objectPath, options.flagRules);
+  if (!args.ok())
+    return args.error();
+  command.argv.push_back(environment.describe().clangPath.string());
+  command.argv.insert(command.argv.end(), args->begin(), args->end());
+  for (std::string& arg : problem.scoreArgs(command.remarksPath, /*cc1=*/true))
+    command.argv.push_back(std::move(arg));
+  for (std::string& arg : trainingLogArgs(problem, log))
+    command.argv.push_back(std::move(arg));
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  auto report = env::runCompile(command, options.compileTimeout);
+  if (!report.ok())
+    return report.error().withContext(fmt::format("module {}", module));
+
+  ModuleTraceBuilder builder(header, module);
+  auto onEvent = [&](const protocol::StreamReader& reader, const protocol::LogEvent& event) {
+    if (event.kind == protocol::EventKind::kHeader) {
+      auto expected = traceHeaderFromTrainingLog(reader.header());
+      if (!expected.ok() || *expected != header)
+        return Status(makeError(ErrorCode::kCompiler,
+                                "module {}: clang's training log header {} differs from the "
+                                "probe's",
+                                module, reader.header().toJson()));
+    }
+    if (event.kind != protocol::EventKind::kObservation)
+      return Status::success();
+    uint64_t actionBytes = header.features.back().byteSize();
+    return builder.add(reader.context(), event.data.first(event.data.size() - actionBytes),
+                       event.data.last(actionBytes));
+  };
+  MLGO_TRY(readLogFile(log, onEvent));
+  auto costs = env::readRegallocRemarks(command.remarksPath);
+  if (!costs.ok())
+    return costs.error().withContext(fmt::format("module {}", module));
+  env::ModuleScore score = env::regallocScore(*costs);
+  env::EpisodeSummary summary;
+  summary.policyScore = summary.defaultScore = score.total;
+  for (const auto& [name, value] : score.contexts)
+    summary.contexts.push_back({name, value, value});
+  return finishTracedModule(builder, problem, module, summary);
+}
+
+} // namespace mlgo::trace
