@@ -100,24 +100,28 @@ std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
   int a2r[2], r2a[2], r2c[2], c2r[2];
   if (::pipe(a2r) || ::pipe(r2a) || ::pipe(r2c) || ::pipe(c2r))
     std::exit(1);
-  auto child = [&](auto body) {
+  // Buffers before fork(): the bench has threads, so a child may only call
+  // async-signal-safe functions (read, write, close, _exit).
+  std::vector<char> request(sizes.request, 'q'), advice(sizes.advice, 'a'),
+      observation(sizes.observation, 'o'), reply(sizes.reply, 'r');
+  const int all[] = {a2r[0], a2r[1], r2a[0], r2a[1], r2c[0], r2c[1], c2r[0], c2r[1]};
+  auto child = [&](std::initializer_list<int> keep, auto body) {
     pid_t pid = ::fork();
     if (pid == 0) {
+      for (int fd : all)
+        if (std::find(keep.begin(), keep.end(), fd) == keep.end())
+          ::close(fd);
       body();
       ::_exit(0);
     }
     return pid;
   };
-  // Only read/write/_exit in the children (the bench has threads).
-  pid_t compiler = child([&] {
-    std::vector<char> advice(sizes.advice), observation(sizes.observation, 'o');
+  pid_t compiler = child({r2c[0], c2r[1]}, [&] {
     while (readExact(r2c[0], advice.data(), advice.size()) &&
            writeAll(c2r[1], observation.data(), observation.size())) {
     }
   });
-  pid_t relay = child([&] {
-    std::vector<char> request(sizes.request), advice(sizes.advice, 'a'),
-        observation(sizes.observation), reply(sizes.reply, 'r');
+  pid_t relay = child({a2r[0], r2a[1], r2c[1], c2r[0]}, [&] {
     while (readExact(a2r[0], request.data(), request.size()) &&
            writeAll(r2c[1], advice.data(), advice.size()) &&
            readExact(c2r[0], observation.data(), observation.size()) &&
@@ -126,7 +130,6 @@ std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
   });
   for (int fd : {a2r[0], r2a[1], r2c[0], r2c[1], c2r[0], c2r[1]})
     ::close(fd);
-  std::vector<char> request(sizes.request, 'q'), reply(sizes.reply);
   std::vector<double> micros;
   for (int i = 0; i < rounds; ++i) {
     auto start = std::chrono::steady_clock::now();
