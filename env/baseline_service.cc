@@ -14,17 +14,21 @@ BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
 }
 
 BaselineService::~BaselineService() {
+  cancel();
+  for (std::thread& worker : workers_)
+    worker.join();
+  // Workers drain the queue before they end; anything left (no worker
+  // could start) fails explicitly rather than leave a broken promise.
+  for (auto& task : queue_)
+    task();
+}
+
+void BaselineService::cancel() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  for (std::thread& worker : workers_)
-    worker.join();
-  // Tasks never started: their promises are destroyed unsatisfied, which
-  // makes their futures hold std::future_error; fail them explicitly.
-  for (auto& task : queue_)
-    task();
 }
 
 Result<std::string> BaselineService::keyFor(const corpus::ModuleSpec& module) {
@@ -79,6 +83,11 @@ Result<BaselineService::Handle> BaselineService::request(const corpus::ModuleSpe
   }
   if (auto it = inFlight_.find(*key); it != inFlight_.end())
     return Handle{it->second, false};
+  if (stopping_) // No worker would run it.
+    return makeError(ErrorCode::kIo,
+                     "default compile of module {}: the environment is shutting "
+                     "down",
+                     module.name);
   auto promise = std::make_shared<std::promise<Result<ModuleScore>>>();
   BaselineFuture future = promise->get_future().share();
   inFlight_.emplace(*key, future);
@@ -126,7 +135,9 @@ void BaselineService::workerLoop() {
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_)
+      // Stopping, queued tasks still run: each fails at once ("shutting
+      // down"), so no episode waits on a promise nobody will keep.
+      if (queue_.empty())
         return;
       task = std::move(queue_.front());
       queue_.pop_front();

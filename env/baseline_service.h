@@ -9,8 +9,10 @@
 /// rejected (kCompiler: that may be the OOM killer's SIGKILL): requests
 /// waiting on it share its error, and the next request compiles anew.
 ///
-/// Thread-safe. The destructor cancels running compiles (they are killed)
-/// and joins the workers; futures not yet satisfied then hold kInternal.
+/// Thread-safe. cancel() (and the destructor) kill running compiles and
+/// fail queued ones at once: every future becomes ready within
+/// milliseconds, holding kInternal "shutting down". The destructor then
+/// joins the workers.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_BASELINE_SERVICE_H
@@ -48,6 +50,9 @@ public:
   };
   /// The default score of `module` (which must outlive the compile).
   Result<Handle> request(const corpus::ModuleSpec& module);
+  /// Kills running compiles and fails every queued and later one (see the
+  /// file comment). Idempotent; does not block.
+  void cancel();
 
 private:
   Result<std::string> keyFor(const corpus::ModuleSpec& module);

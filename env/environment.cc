@@ -42,7 +42,8 @@ struct Environment::Impl {
   std::unordered_map<size_t, std::shared_future<Embedding>> embeddings;
 
   mutable std::mutex mutex;
-  std::atomic<size_t> reserved{0}; ///< Open episodes plus resets in progress.
+  std::atomic<bool> stopping{false}; ///< shutdown() was called.
+  std::atomic<size_t> reserved{0};   ///< Open episodes plus resets in progress.
   EpisodeId nextId = 1;
   // Last member: destroyed first, so compilers die before the services go.
   std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;
@@ -118,8 +119,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
     return corpus.error();
   impl->corpus.emplace(std::move(*corpus));
   // Every module's command, once, before any clang runs (command_check.h).
-  if (auto checked = corpus::checkCorpusCommands(*impl->corpus, options.flagRules);
-      !checked.ok())
+  if (auto checked = corpus::checkCorpusCommands(*impl->corpus, options.flagRules); !checked.ok())
     return checked.error().withContext(fmt::format("corpus {}", impl->corpus->root().string()));
 
   std::filesystem::path clangPath = options.clang.empty() ? "clang-22" : options.clang;
@@ -137,8 +137,8 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
-  auto probe = probeProblem(clangPath, **problem, problemOptions, options.compileTimeout,
-                            options.tempDir);
+  auto probe =
+      probeProblem(clangPath, **problem, problemOptions, options.compileTimeout, options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);
@@ -162,9 +162,9 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
-  impl->baselines = std::make_unique<BaselineService>(
-      *impl->planner, *impl->slots, cache, impl->clang.fullText, options.compileTimeout, jobs,
-      &impl->spawner);
+  impl->baselines =
+      std::make_unique<BaselineService>(*impl->planner, *impl->slots, cache, impl->clang.fullText,
+                                        options.compileTimeout, jobs, &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();
@@ -203,6 +203,14 @@ Environment::~Environment() {
     std::lock_guard lock(episode->mutex());
     episode->close();
   }
+}
+
+void Environment::shutdown() {
+  impl_->stopping = true;
+  impl_->slots->close();
+  impl_->baselines->cancel();
+  // Its thread ends: the kernel SIGKILLs every compiler it started.
+  impl_->spawner.stop();
 }
 
 const EnvironmentDescription& Environment::describe() const {
@@ -332,14 +340,16 @@ void Environment::Impl::forgetEmbedding(size_t moduleIndex) {
   std::lock_guard lock(embeddingMutex);
   auto it = embeddings.find(moduleIndex);
   // Only a failed one: a concurrent reset may have replaced it already.
-  if (it != embeddings.end() && it->second.wait_for(std::chrono::seconds(0)) ==
-                                    std::future_status::ready &&
+  if (it != embeddings.end() &&
+      it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
       !it->second.get().ok())
     embeddings.erase(it);
 }
 
 Result<ResetResult> Environment::reset(const ResetRequest& request) {
   Impl& impl = *impl_;
+  if (impl.stopping)
+    return makeError(ErrorCode::kIo, "cannot start an episode: the environment is shutting down");
   if (impl.reserved.fetch_add(1) >= impl.options.maxEpisodes) {
     impl.reserved.fetch_sub(1);
     return makeError(ErrorCode::kBusy, "too many open episodes (the limit is {}); close some first",

@@ -8,6 +8,10 @@
 /// agent think time would deadlock an agent that resets more episodes than
 /// there are slots before stepping them.
 ///
+/// close() (the environment shutting down) wakes every waiter at once with
+/// an error and makes later acquires fail; slots already held stay held
+/// until released.
+///
 /// Thread-safe.
 ///
 //===----------------------------------------------------------------------===//
@@ -53,14 +57,26 @@ public:
     JobSlots* slots_ = nullptr;
   };
 
-  /// Waits for a free slot until `deadline` (kTimeout naming the limit).
+  /// Waits for a free slot until `deadline` (kTimeout naming the limit), or
+  /// until close() (kIo, "shutting down").
   Result<Lease> acquire(support::Deadline deadline) {
     std::unique_lock lock(mutex_);
-    if (!freed_.wait_until(lock, deadline, [this] { return inUse_ < capacity_; }))
+    if (!freed_.wait_until(lock, deadline, [this] { return closed_ || inUse_ < capacity_; }))
       return makeError(ErrorCode::kTimeout, "no job slot became free in time (all {} busy)",
                        capacity_);
+    if (closed_)
+      return makeError(ErrorCode::kIo, "no job slot: the environment is shutting down");
     ++inUse_;
     return Lease(this);
+  }
+
+  /// Fails every waiting and later acquire(). Idempotent.
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      closed_ = true;
+    }
+    freed_.notify_all();
   }
 
   unsigned capacity() const { return capacity_; }
@@ -82,6 +98,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable freed_;
   unsigned inUse_ = 0;
+  bool closed_ = false;
 };
 
 } // namespace mlgo::env

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
 #include <thread>
 
 namespace mlgo::env {
@@ -53,7 +54,25 @@ TEST(JobSlotsTest, NeverMoreHoldersThanSlots) {
   EXPECT_EQ(slots.inUse(), 0u);
 }
 
-TEST(JobSlotsTest, ZeroMeansOne) { EXPECT_EQ(JobSlots(0).capacity(), 1u); }
+TEST(JobSlotsTest, CloseWakesWaitersAtOnce) {
+  JobSlots slots(1);
+  auto held = slots.acquire(support::Clock::now() + 1s);
+  ASSERT_TRUE(held.ok());
+  std::optional<Result<JobSlots::Lease>> waited;
+  auto start = support::Clock::now();
+  std::thread waiter([&] { waited.emplace(slots.acquire(support::Clock::now() + 30s)); });
+  std::this_thread::sleep_for(20ms);
+  slots.close();
+  waiter.join();
+  EXPECT_LT(support::Clock::now() - start, 5s);
+  ASSERT_FALSE(waited->ok());
+  EXPECT_EQ(waited->error().code(), ErrorCode::kIo);
+  EXPECT_FALSE(slots.acquire(support::Clock::now() + 1s).ok());
+}
+
+TEST(JobSlotsTest, ZeroMeansOne) {
+  EXPECT_EQ(JobSlots(0).capacity(), 1u);
+}
 
 } // namespace
 } // namespace mlgo::env

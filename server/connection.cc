@@ -12,7 +12,8 @@ using protocol::rpc::Code;
 Connection::Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
                        ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed)
     : strand_(std::move(strand)), dispatcher_(dispatcher), executor_(executor), limits_(limits),
-      id_(id), peer_(std::move(peer)), onClosed_(std::move(onClosed)), idleTimer_(strand_) {}
+      id_(id), peer_(std::move(peer)), onClosed_(std::move(onClosed)), idleTimer_(strand_),
+      shutdownTimer_(strand_) {}
 
 void Connection::start() {
   asio::dispatch(strand_, [self = shared_from_this()] {
@@ -25,17 +26,20 @@ void Connection::shutdown() {
   asio::dispatch(strand_, [self = shared_from_this()] {
     self->lines_.clear();
     self->onPeerGone("server shutting down");
+    // A client that does not read must not hold the server up.
+    self->shutdownTimer_.expires_after(kShutdownGrace);
+    self->shutdownTimer_.async_wait(
+        [self](boost::system::error_code) { self->closeTransportOnce(); });
   });
 }
 
 void Connection::readMore() {
-  if (reading_ || peerGone_ || busy_ || !lines_.empty())
+  if (reading_ || peerGone_ || busy_ || !lines_.empty() || congested())
     return;
   reading_ = true;
-  asyncRead(asio::buffer(readBuffer_),
-            [self = shared_from_this()](boost::system::error_code ec, size_t n) {
-              self->onRead(ec, n);
-            });
+  asyncRead(
+      asio::buffer(readBuffer_),
+      [self = shared_from_this()](boost::system::error_code ec, size_t n) { self->onRead(ec, n); });
 }
 
 void Connection::onRead(boost::system::error_code ec, size_t bytes) {
@@ -78,7 +82,8 @@ void Connection::onRead(boost::system::error_code ec, size_t bytes) {
 
 void Connection::processNextLine() {
   // A loop, not recursion: lines answered inline finish inside handleLine().
-  while (!busy_) {
+  // Paused while the client does not take its replies (writeNext resumes).
+  while (!busy_ && !congested()) {
     if (lines_.empty() || closed_) {
       if (peerGone_)
         onPeerGone("peer closed the connection");
@@ -99,10 +104,9 @@ void Connection::processNextLine() {
 }
 
 void Connection::handleLine(std::string text) {
-  auto decoded = std::make_shared<protocol::rpc::Line>(
-      protocol::rpc::decodeLine(text, limits_.maxBatch));
-  auto replies =
-      std::make_shared<std::vector<std::optional<std::string>>>(decoded->items.size());
+  auto decoded =
+      std::make_shared<protocol::rpc::Line>(protocol::rpc::decodeLine(text, limits_.maxBatch));
+  auto replies = std::make_shared<std::vector<std::optional<std::string>>>(decoded->items.size());
   auto pending = std::make_shared<size_t>(decoded->items.size());
   const bool batch = decoded->batch;
   auto self = shared_from_this();
@@ -118,16 +122,15 @@ void Connection::handleLine(std::string text) {
       continue;
     }
     const auto& request = std::get<protocol::rpc::Request>(item);
-    if (!Dispatcher::isBlocking(request.method) || (!batch && request.method == "step")) {
+    if (!Dispatcher::isBlocking(request.method)) {
       done(i, dispatcher_.handle(request, episodes_));
       continue;
     }
     executor_.post(id_, [this, self, decoded, i, done] {
       auto reply =
           dispatcher_.handle(std::get<protocol::rpc::Request>(decoded->items[i]), episodes_);
-      asio::post(strand_, [done, i, reply = std::move(reply)]() mutable {
-        done(i, std::move(reply));
-      });
+      asio::post(strand_,
+                 [done, i, reply = std::move(reply)]() mutable { done(i, std::move(reply)); });
     });
   }
 }
@@ -151,10 +154,15 @@ void Connection::finishLine(std::shared_ptr<std::vector<std::optional<std::strin
   readMore();
 }
 
+bool Connection::congested() const {
+  return writes_.size() >= limits_.maxQueuedReplies || queuedBytes_ >= limits_.maxQueuedBytes;
+}
+
 void Connection::send(std::string line) {
   if (transportClosed_)
     return;
   line += '\n';
+  queuedBytes_ += line.size();
   writes_.push_back(std::move(line));
   writeNext();
 }
@@ -163,21 +171,32 @@ void Connection::writeNext() {
   if (writing_ || writes_.empty())
     return;
   writing_ = true;
-  asyncWrite(writes_.front(), [self = shared_from_this()](boost::system::error_code ec) {
-    self->writing_ = false;
-    self->writes_.pop_front();
-    if (ec) {
-      self->writes_.clear();
-      self->lines_.clear();
-      self->onPeerGone("write failed");
-      if (self->closed_)
-        self->closeTransportOnce();
-      return;
-    }
-    if (self->writes_.empty() && self->closed_)
-      self->closeTransportOnce();
-    self->writeNext();
-  });
+  asyncWrite(writes_.front(),
+             [self = shared_from_this()](boost::system::error_code ec) { self->onWritten(ec); });
+}
+
+void Connection::onWritten(boost::system::error_code ec) {
+  const bool wasCongested = congested();
+  writing_ = false;
+  queuedBytes_ -= writes_.front().size();
+  writes_.pop_front();
+  if (ec) {
+    writes_.clear();
+    queuedBytes_ = 0;
+    lines_.clear();
+    onPeerGone("write failed");
+    if (closed_)
+      closeTransportOnce();
+    return;
+  }
+  if (writes_.empty() && closed_)
+    closeTransportOnce();
+  writeNext();
+  if (wasCongested && !congested() && !busy_) {
+    // The client drained: handle the lines read meanwhile, then read on.
+    processNextLine();
+    readMore();
+  }
 }
 
 void Connection::armIdleTimer() {

@@ -60,14 +60,17 @@ namespace {
 
 /// Owns the I/O context, the executor and the live connections. The
 /// acceptors, the signal set and the connection table live on serverStrand_.
+/// kIoThreads threads run the I/O context; they never block (connection.h),
+/// so a few serve any number of connections. Blocking calls run on the
+/// executor's `workers` threads.
 class Server {
 public:
   Server(env::Environment& environment, const ServerOptions& options)
       : options_(options),
-        dispatcher_(environment, DispatcherOptions{options.agentTimeout, options.maxEpisodesPerConnection}),
-        threads_(options.workers ? options.workers : environment.describe().jobs + 2),
-        executor_(threads_), serverStrand_(asio::make_strand(io_)),
-        signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
+        dispatcher_(environment,
+                    DispatcherOptions{options.agentTimeout, options.maxEpisodesPerConnection}),
+        executor_(options.workers ? options.workers : environment.describe().jobs + 2),
+        serverStrand_(asio::make_strand(io_)), signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
 
   Status run(const ListenAddress& address) {
     signals_.async_wait([this](boost::system::error_code ec, int signal) {
@@ -81,9 +84,8 @@ public:
                                                                  : startUnix(address);
     if (!started.ok())
       return started;
-    // Several I/O threads: a connection blocked in a step holds only one.
     std::vector<std::thread> ioThreads;
-    for (unsigned i = 1; i < threads_; ++i)
+    for (unsigned i = 1; i < kIoThreads; ++i)
       ioThreads.emplace_back([this] { io_.run(); });
     io_.run();
     for (auto& t : ioThreads)
@@ -139,8 +141,10 @@ private:
     struct stat st;
     if (::lstat(address.path.c_str(), &st) == 0) {
       if (!S_ISSOCK(st.st_mode))
-        return makeError(ErrorCode::kIo, "cannot listen on unix:{}: a file that is not a socket "
-                         "exists there", address.path);
+        return makeError(ErrorCode::kIo,
+                         "cannot listen on unix:{}: a file that is not a socket "
+                         "exists there",
+                         address.path);
       // A socket nobody answers on is a dead server's leftover.
       asio::io_context probeContext;
       unix_socket::socket probe(probeContext);
@@ -172,27 +176,27 @@ private:
 
   void acceptTcp() {
     auto strand = asio::make_strand(io_);
-    tcpAcceptor_->async_accept(strand, [this, strand](boost::system::error_code ec,
-                                                      tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || stopping_)
-        return;
-      if (ec) {
-        backOff(ec, [this] { acceptTcp(); });
-        return;
-      }
-      acceptFailing_ = false;
-      {
-        socket.set_option(tcp::no_delay(true), ec);
-        boost::system::error_code peerError;
-        auto peer = socket.remote_endpoint(peerError);
-        std::string name = peerError ? "tcp" : fmt::format("{}:{}", peer.address().to_string(),
-                                                           peer.port());
-        adopt(std::make_shared<StreamConnection<tcp::socket>>(
-            std::move(socket), strand, dispatcher_, executor_, options_.limits, nextId_++, name,
-            closer()));
-      }
-      acceptTcp();
-    });
+    tcpAcceptor_->async_accept(
+        strand, [this, strand](boost::system::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || stopping_)
+            return;
+          if (ec) {
+            backOff(ec, [this] { acceptTcp(); });
+            return;
+          }
+          acceptFailing_ = false;
+          {
+            socket.set_option(tcp::no_delay(true), ec);
+            boost::system::error_code peerError;
+            auto peer = socket.remote_endpoint(peerError);
+            std::string name =
+                peerError ? "tcp" : fmt::format("{}:{}", peer.address().to_string(), peer.port());
+            adopt(std::make_shared<StreamConnection<tcp::socket>>(
+                std::move(socket), strand, dispatcher_, executor_, options_.limits, nextId_++, name,
+                closer()));
+          }
+          acceptTcp();
+        });
   }
 
   void acceptUnix() {
@@ -262,6 +266,10 @@ private:
     if (stopping_)
       return;
     stopping_ = true;
+    // Compiles in flight (stuck, stopped or queued for a job slot) end now,
+    // so the executor's workers and every connection finish promptly. Waits
+    // at most for a spawn under way (milliseconds).
+    dispatcher_.environment().shutdown();
     boost::system::error_code ignored;
     if (tcpAcceptor_)
       tcpAcceptor_->close(ignored);
@@ -329,8 +337,8 @@ private:
   ServerOptions options_;
   asio::io_context io_;
   Dispatcher dispatcher_;
-  unsigned threads_;
   FairExecutor executor_;
+  static constexpr unsigned kIoThreads = 2;
   Connection::Strand serverStrand_;
   asio::signal_set signals_;
   std::optional<tcp::acceptor> tcpAcceptor_;

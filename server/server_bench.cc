@@ -10,12 +10,16 @@
 ///  3. serves it with `mlgo-env serve --listen=unix:...` and steps episodes
 ///     from a C++ client over the Unix socket: time per step round trip
 ///     (client send -> server -> fifo -> fake compiler -> server -> client);
-///  4. runs scripts/bench_server_client.py for the Python client's steps/s.
+///  4. in the same run, a minimal three-process relay with the same message
+///     sizes (agent -> relay -> compiler -> relay -> agent over pipes,
+///     blocking I/O, no parsing): the floor for any host; prints both
+///     medians and their ratio (target: the server within 1.3x of it);
+///  5. runs scripts/bench_server_client.py for the Python client's steps/s.
 ///
-/// Usage: bench_server_step [episodes=20]. Target: <= 20 us per step.
+/// Usage: bench_server_step [episodes=20].
 ///
 //===----------------------------------------------------------------------===//
-#include "support/fifo_host.h"
+#include "support/fake_corpus.h"
 #include "support/server_process.h"
 
 #include "mlgo/corpus/command_line.h"
@@ -26,6 +30,9 @@
 #include "mlgo/protocol/observation_codec.h"
 
 #include <llvm/Support/JSON.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -43,66 +50,105 @@ struct Setup {
   std::string variant;
 };
 
-void writeFile(const fs::path& path, std::string_view data) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+/// Records clang's stream for one module and builds the fake corpus
+/// (support/fake_corpus.h); exits on failure.
+testing::FakeCorpus recordCorpus(const Setup& setup) {
+  auto fake = testing::makeFakeCorpus({setup.problem, setup.module, setup.variant});
+  if (!fake.error.empty()) {
+    std::fprintf(stderr, "bench: %s\n", fake.error.c_str());
+    std::exit(1);
+  }
+  std::printf("%s: recorded %d observations of %s\n", setup.problem.c_str(), fake.observations,
+              setup.module.c_str());
+  return fake;
 }
 
-/// Records clang's stream for one module, answering its defaults (inlining)
-/// or "evict nothing / first valid" (eviction). Returns the corpus dir.
-fs::path recordCorpus(const Setup& setup, const fs::path& dir) {
-  auto demo = corpus::defaultDemoCorpusDir(setup.variant);
-  auto corpus = corpus::Corpus::open(*demo);
-  if (!corpus) {
-    std::fprintf(stderr, "bench: %s\n", corpus.error().message().c_str());
-    std::exit(1);
+bool readExact(int fd, char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::read(fd, data, size);
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<size_t>(n);
   }
-  const auto* module = *corpus->find(setup.module);
-  const auto* problem = *env::findProblem(setup.problem);
-  fs::create_directories(dir / "corpus");
-  auto args = *corpus::recompileArgs(*module, dir / "corpus" / "replay.o");
-  std::vector<std::string> argv = {MLGO_CLANG};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::string base = (dir / "ch").string();
-  for (auto& a : problem->interactiveArgs(base, env::ProblemOptions()))
-    argv.push_back(a);
-  for (auto& a : problem->scoreArgs(dir / "corpus" / "replay.remarks", true))
-    argv.push_back(a);
-  auto capture = testing::runInteractive(
-      argv, base, [&](const protocol::LogHeader& header, const protocol::LogEvent& event) {
-        int64_t choice = 0;
-        if (auto d = header.featureIndex("inlining_default"))
-          choice = protocol::loadElement<int64_t>(event.tensors[*d].data(), 0);
-        if (auto m = header.featureIndex("mask")) {
-          choice = -1;
-          for (int64_t i = 32; i >= 0 && choice < 0; i = (i == 32 ? 0 : i + 1))
-            if (protocol::loadElement<int64_t>(event.tensors[*m].data(), i) == 1)
-              choice = i;
-        }
-        return *protocol::encodeScalarAdvice(*header.advice, choice);
-      });
-  if (!capture.error.empty() || capture.exitCode != 0) {
-    std::fprintf(stderr, "bench: recording failed: %s\n", capture.error.c_str());
-    std::exit(1);
+  return true;
+}
+
+bool writeAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n <= 0)
+      return false;
+    data += n;
+    size -= static_cast<size_t>(n);
   }
-  writeFile(dir / "corpus" / "replay.stream", capture.stream);
-  std::string script = "mlgo-fake-compiler\nstream replay.stream\nobject replay.o\n";
-  if (fs::exists(dir / "corpus" / "replay.remarks"))
-    script += "remarks replay.remarks\n";
-  writeFile(dir / "corpus" / "replay.bc", script);
-  writeFile(dir / "corpus" / "replay.cmd", std::string("-cc1\0-O2\0", 9));
-  writeFile(dir / "corpus" / "corpus_description.json",
-            R"({"modules":["replay"],"has_thinlto":false})");
-  // The wrapper: fake-compiler scripts go to the fake, the rest to clang.
-  writeFile(dir / "clang-wrapper",
-            std::string("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.bc) "
-                        "if head -c 18 \"$a\" | grep -q mlgo-fake-compiler; then exec ") +
-                MLGO_FAKE_COMPILER + " \"$@\"; fi;; esac; done\nexec " + MLGO_CLANG +
-                " \"$@\"\n");
-  fs::permissions(dir / "clang-wrapper", fs::perms::owner_all);
-  std::printf("%s: recorded %d observations of %s (%zu bytes)\n", setup.problem.c_str(),
-              capture.answers, setup.module.c_str(), capture.stream.size());
-  return dir / "corpus";
+  return true;
+}
+
+/// Message sizes of one step, as the server run saw them.
+struct StepSizes {
+  size_t request = 0;     ///< Agent's step line.
+  size_t advice = 8;      ///< Host to compiler.
+  size_t observation = 0; ///< Compiler to host (stream bytes per observation).
+  size_t reply = 0;       ///< Host's step reply line.
+};
+
+/// The floor a server could reach: agent -> relay -> compiler -> relay ->
+/// agent, three processes, blocking reads and writes of fixed sizes over
+/// pipes, no parsing. Returns each round trip's time in microseconds.
+std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
+  int a2r[2], r2a[2], r2c[2], c2r[2];
+  if (::pipe(a2r) || ::pipe(r2a) || ::pipe(r2c) || ::pipe(c2r))
+    std::exit(1);
+  // Buffers before fork(): the bench has threads, so a child may only call
+  // async-signal-safe functions (read, write, close, _exit).
+  std::vector<char> request(sizes.request, 'q'), advice(sizes.advice, 'a'),
+      observation(sizes.observation, 'o'), reply(sizes.reply, 'r');
+  const int all[] = {a2r[0], a2r[1], r2a[0], r2a[1], r2c[0], r2c[1], c2r[0], c2r[1]};
+  auto child = [&](std::initializer_list<int> keep, auto body) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      for (int fd : all)
+        if (std::find(keep.begin(), keep.end(), fd) == keep.end())
+          ::close(fd);
+      body();
+      ::_exit(0);
+    }
+    return pid;
+  };
+  pid_t compiler = child({r2c[0], c2r[1]}, [&] {
+    while (readExact(r2c[0], advice.data(), advice.size()) &&
+           writeAll(c2r[1], observation.data(), observation.size())) {
+    }
+  });
+  pid_t relay = child({a2r[0], r2a[1], r2c[1], c2r[0]}, [&] {
+    while (readExact(a2r[0], request.data(), request.size()) &&
+           writeAll(r2c[1], advice.data(), advice.size()) &&
+           readExact(c2r[0], observation.data(), observation.size()) &&
+           writeAll(r2a[1], reply.data(), reply.size())) {
+    }
+  });
+  for (int fd : {a2r[0], r2a[1], r2c[0], r2c[1], c2r[0], c2r[1]})
+    ::close(fd);
+  std::vector<double> micros;
+  for (int i = 0; i < rounds; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (!writeAll(a2r[1], request.data(), request.size()) ||
+        !readExact(r2a[0], reply.data(), reply.size()))
+      break;
+    micros.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
+  }
+  ::close(a2r[1]);
+  ::close(r2a[0]);
+  ::waitpid(relay, nullptr, 0);
+  ::waitpid(compiler, nullptr, 0);
+  return micros;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
 }
 
 /// CPU seconds (user + system) a process has used so far.
@@ -142,11 +188,11 @@ std::string chooseAction(const llvm::json::Object& result) {
 
 /// The same episodes through env::Environment in-process (no server): what
 /// the compiler round trip and the environment cost without the socket.
-void benchInProcess(const Setup& setup, const fs::path& dir, int episodes) {
+void benchInProcess(const Setup& setup, const testing::FakeCorpus& fake, int episodes) {
   env::EnvironmentOptions options;
   options.problem = setup.problem;
-  options.corpus = dir / "corpus";
-  options.clang = dir / "clang-wrapper";
+  options.corpus = fake.corpus;
+  options.clang = fake.clangWrapper;
   options.useDiskCache = false;
   options.jobs = 2;
   auto environment = env::Environment::create(options);
@@ -175,7 +221,8 @@ void benchInProcess(const Setup& setup, const fs::path& dir, int episodes) {
       env::ActionValue action = int64_t{32};
       if (step.defaultAction)
         action = *step.defaultAction;
-      else if (mask && protocol::loadElement<int64_t>(step.observation.bytes.data() + *mask, 32) != 1)
+      else if (mask &&
+               protocol::loadElement<int64_t>(step.observation.bytes.data() + *mask, 32) != 1)
         action = *step.fallbackAction;
       auto status = (*environment)->step(reset->episode, action, step);
       if (!status.ok()) {
@@ -184,8 +231,9 @@ void benchInProcess(const Setup& setup, const fs::path& dir, int episodes) {
       }
       ++steps;
     }
-    perStep.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-                      static_cast<double>(steps) * 1e6);
+    perStep.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+        static_cast<double>(steps) * 1e6);
   }
   std::sort(perStep.begin(), perStep.end());
   std::printf("%s: in-process env.step (no server): median %.1f us per step\n",
@@ -193,12 +241,10 @@ void benchInProcess(const Setup& setup, const fs::path& dir, int episodes) {
 }
 
 void benchProblem(const Setup& setup, int episodes) {
-  std::string tmpl = (fs::temp_directory_path() / "mlgo-bench-XXXXXX").string();
-  fs::path dir = ::mkdtemp(tmpl.data());
-  fs::path corpusDir = recordCorpus(setup, dir);
-  benchInProcess(setup, dir, episodes);
-  testing::ServerProcess server({"--problem=" + setup.problem, "--corpus=" + corpusDir.string(),
-                                 "--clang=" + (dir / "clang-wrapper").string(), "--no-disk-cache",
+  testing::FakeCorpus fake = recordCorpus(setup);
+  benchInProcess(setup, fake, episodes);
+  testing::ServerProcess server({"--problem=" + setup.problem, "--corpus=" + fake.corpus.string(),
+                                 "--clang=" + fake.clangWrapper.string(), "--no-disk-cache",
                                  "--jobs=2"});
   if (!server.running()) {
     std::fprintf(stderr, "bench: server failed: %s\n", server.log().c_str());
@@ -206,12 +252,14 @@ void benchProblem(const Setup& setup, int episodes) {
   }
   auto client = server.connect();
   double serverCpuBefore = cpuSeconds(server.pid());
-  std::vector<double> perStep;
+  std::vector<double> perStep, roundTrips;
+  StepSizes sizes;
+  sizes.observation = fake.streamBytes / std::max(1, fake.observations);
   uint64_t totalSteps = 0;
   double totalSeconds = 0;
   for (int e = 0; e < episodes; ++e) {
-    auto reply = llvm::json::parse(
-        call(client, "reset", R"({"module":"replay","encoding":"base64"})"));
+    auto reply =
+        llvm::json::parse(call(client, "reset", R"({"module":"replay","encoding":"base64"})"));
     auto* result = reply->getAsObject()->getObject("result");
     if (!result) {
       std::fprintf(stderr, "bench: reset failed\n");
@@ -222,7 +270,11 @@ void benchProblem(const Setup& setup, int episodes) {
     uint64_t steps = 0;
     auto start = std::chrono::steady_clock::now();
     for (;;) {
-      auto text = call(client, "step", "{\"episode\":" + episode + ",\"action\":" + action + "}");
+      std::string params = "{\"episode\":" + episode + ",\"action\":" + action + "}";
+      auto sent = std::chrono::steady_clock::now();
+      auto text = call(client, "step", params);
+      double micros =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count() * 1e6;
       ++steps;
       auto step = llvm::json::parse(text);
       auto* r = step->getAsObject()->getObject("result");
@@ -232,11 +284,15 @@ void benchProblem(const Setup& setup, int episodes) {
       }
       if (*r->getBoolean("terminated") || *r->getBoolean("truncated"))
         break;
+      roundTrips.push_back(micros); // Not the final step: the compile's end and scoring.
+      sizes.request = params.size() + 50;
+      sizes.reply = text.size() + 1;
       action = chooseAction(*r);
     }
     // The final step includes the end of the compile and the scoring: leave
     // it out of the per-step figure by timing up to it separately.
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSteps += steps;
     totalSeconds += seconds;
     perStep.push_back(seconds / static_cast<double>(steps) * 1e6);
@@ -252,6 +308,13 @@ void benchProblem(const Setup& setup, int episodes) {
               setup.problem.c_str(), episodes, static_cast<unsigned long long>(totalSteps),
               perStep[perStep.size() / 2], perStep.front(), perStep.back(),
               static_cast<double>(totalSteps) / totalSeconds);
+  auto relay = benchRelay(sizes, static_cast<int>(std::max<size_t>(roundTrips.size(), 2000)));
+  double serverTrip = median(roundTrips), relayTrip = median(relay);
+  std::printf("%s: step round trip (intermediate steps, no parsing timed): server median %.1f us "
+              "over %zu; three-process pipe relay (request %zu B, advice %zu B, observation %zu "
+              "B, reply %zu B) median %.1f us over %zu; server/relay %.2fx (target <= 1.3x)\n",
+              setup.problem.c_str(), serverTrip, roundTrips.size(), sizes.request, sizes.advice,
+              sizes.observation, sizes.reply, relayTrip, relay.size(), serverTrip / relayTrip);
   std::string command = std::string("python3 ") + MLGO_SOURCE_DIR +
                         "/scripts/bench_server_client.py --connect unix:" + server.socketPath() +
                         " --episodes " + std::to_string(std::max(3, episodes / 2));
@@ -260,7 +323,7 @@ void benchProblem(const Setup& setup, int episodes) {
     std::fprintf(stderr, "bench: the Python client run failed\n");
   client.close();
   server.stop();
-  fs::remove_all(dir);
+  fs::remove_all(fake.dir);
 }
 
 } // namespace

@@ -134,12 +134,16 @@ Result<pid_t> spawnNow(const SpawnRequest& request) {
 Spawner::Spawner() : thread_([this] { loop(); }) {}
 
 Spawner::~Spawner() {
+  stop();
+}
+
+void Spawner::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  std::call_once(joined_, [this] { thread_.join(); });
 }
 
 Spawner& Spawner::processWide() {

@@ -30,6 +30,20 @@ TEST(Spawner, ChildrenDieWithTheSpawnerThread) {
   EXPECT_EQ(child->exitStatus()->signal, SIGKILL);
 }
 
+TEST(Spawner, StopKillsTheChildrenAndRefusesNewOnes) {
+  Spawner spawner;
+  auto spawned = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+  ASSERT_TRUE(spawned.ok()) << spawned.error().message();
+  ::kill((*spawned)->pid(), SIGSTOP); // SIGKILL reaches stopped children too.
+  spawner.stop();
+  spawner.stop(); // Idempotent.
+  ASSERT_TRUE((*spawned)->waitUntil(Clock::now() + 5s).ok());
+  EXPECT_EQ((*spawned)->exitStatus()->signal, SIGKILL);
+  auto refused = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kIo);
+}
+
 TEST(Spawner, ChildrenOutliveTheThreadThatAskedForThem) {
   // A worker thread that asks for a child and then ends must not take the
   // child with it: the fork happens on the spawner's own thread.
@@ -51,7 +65,9 @@ TEST(Spawner, ChildGetsItsOwnGroupCleanDescriptorsAndOutput) {
   int leaked = ::open("/dev/null", O_RDONLY);
   ASSERT_GE(leaked, 0);
   std::string script = "echo pgid=$(ps -o pgid= -p $$ | tr -d ' ') pid=$$; "
-                       "[ -e /proc/$$/fd/" + std::to_string(leaked) + " ] && echo leaked; "
+                       "[ -e /proc/$$/fd/" +
+                       std::to_string(leaked) +
+                       " ] && echo leaked; "
                        "echo err >&2; read x; echo stdin=$?";
   auto spawned = Subprocess::spawn({{"sh", "-c", script}, {"MLGO_SPAWN_TEST=1"}, &spawner});
   ::close(leaked);

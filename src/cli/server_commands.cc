@@ -25,23 +25,40 @@ struct ServeFlags {
   double agentTimeoutSeconds = 600;
   size_t maxEpisodesPerConnection = 256;
   size_t maxLineBytes = 1 << 20;
+  size_t maxQueuedReplies = 64;
+  size_t maxQueuedReplyBytes = 16 << 20;
   unsigned workers = 0;
 };
 
 void addServeFlags(CLI::App* command, ServeFlags& flags, bool socket) {
   flags.env.addTo(command);
   if (socket)
-    command->add_option("--listen", flags.listen,
-                        "HOST:PORT (loopback unless named otherwise) or unix:PATH")
+    command
+        ->add_option("--listen", flags.listen,
+                     "HOST:PORT (loopback unless named otherwise) or unix:PATH")
         ->required();
-  command->add_option("--agent-timeout", flags.agentTimeoutSeconds,
-                      "seconds an episode waits for its agent before it is closed")
+  command
+      ->add_option("--agent-timeout", flags.agentTimeoutSeconds,
+                   "seconds an episode waits for its agent before it is closed")
       ->capture_default_str();
-  command->add_option("--max-episodes-per-connection", flags.maxEpisodesPerConnection,
-                      "open episodes one connection may hold")
+  command
+      ->add_option("--max-episodes-per-connection", flags.maxEpisodesPerConnection,
+                   "open episodes one connection may hold")
       ->capture_default_str();
   command->add_option("--max-line-bytes", flags.maxLineBytes, "longest request line accepted")
       ->capture_default_str();
+  command
+      ->add_option("--max-queued-replies", flags.maxQueuedReplies,
+                   "replies queued for a client that does not read, past which its "
+                   "connection stops reading")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--max-queued-reply-bytes", flags.maxQueuedReplyBytes,
+                   "bytes of replies queued for a client that does not read, past which its "
+                   "connection stops reading")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command->add_option("--workers", flags.workers,
                       "threads running blocking calls (default: jobs + 2)");
 }
@@ -57,7 +74,8 @@ bool fitDescriptorLimit(const ServeFlags& flags, env::EnvironmentOptions& option
     std::fprintf(stderr, "mlgo-env: warning: %s\n", limit.error().message().c_str());
     return true;
   }
-  unsigned jobs = options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  unsigned jobs =
+      options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   uint64_t needed = support::descriptorsNeeded(options.maxEpisodes, jobs);
   if (needed <= limit->soft)
     return true;
@@ -75,8 +93,7 @@ bool fitDescriptorLimit(const ServeFlags& flags, env::EnvironmentOptions& option
   std::fprintf(stderr,
                "mlgo-env: note: the file descriptor limit (%llu) carries %zu open episodes, not "
                "the default %zu: serving at most %zu\n",
-               static_cast<unsigned long long>(limit->soft), carried, options.maxEpisodes,
-               carried);
+               static_cast<unsigned long long>(limit->soft), carried, options.maxEpisodes, carried);
   options.maxEpisodes = carried;
   return true;
 }
@@ -114,6 +131,8 @@ int runServe(const ServeFlags& flags) {
   server::ServerOptions serverOptions;
   serverOptions.listen = flags.listen;
   serverOptions.limits.maxLineBytes = flags.maxLineBytes;
+  serverOptions.limits.maxQueuedReplies = flags.maxQueuedReplies;
+  serverOptions.limits.maxQueuedBytes = flags.maxQueuedReplyBytes;
   serverOptions.workers = flags.workers;
   serverOptions.maxEpisodesPerConnection = flags.maxEpisodesPerConnection;
   serverOptions.agentTimeout =

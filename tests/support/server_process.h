@@ -18,9 +18,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +58,14 @@ public:
   }
 
   bool connected() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+
+  /// Reads give up (readLine() returns nullopt) after `timeout` without data.
+  void setReceiveTimeout(std::chrono::milliseconds timeout) {
+    timeval tv{static_cast<time_t>(timeout.count() / 1000),
+               static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
 
   bool send(std::string_view data) {
     while (!data.empty()) {
@@ -129,8 +137,7 @@ public:
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
+    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     std::vector<std::string> envStrings;
     for (char** e = environ; *e != nullptr; ++e) {
       std::string_view entry(*e);
@@ -190,6 +197,29 @@ public:
     pid_ = -1;
     exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return exitStatus_;
+  }
+
+  /// SIGTERM, then waits at most `limit`: how long the server took to exit,
+  /// or nullopt if it had not (it is then SIGKILLed and reaped).
+  std::optional<std::chrono::milliseconds> terminate(std::chrono::milliseconds limit) {
+    if (pid_ <= 0)
+      return std::nullopt;
+    auto start = std::chrono::steady_clock::now();
+    ::kill(pid_, SIGTERM);
+    for (;;) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exitStatus_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+      }
+      if (std::chrono::steady_clock::now() - start > limit) {
+        killHard();
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   /// SIGKILL (no clean-up possible), then reap; returns true once reaped.

@@ -225,6 +225,14 @@ public:
   /// Ends an episode early, killing its compiler. kNotFound if unknown.
   Status close(EpisodeId episode);
 
+  /// For a host that is exiting: kills every compiler of this environment
+  /// now (SIGKILL, stopped or stuck ones included), so every call waiting on
+  /// a compiler, a job slot or a default compile returns within milliseconds
+  /// with an error, and makes later resets fail (kIo, "shutting down").
+  /// Episodes stay registered until closed or the environment is destroyed.
+  /// Does not wait for calls in progress. Idempotent, thread-safe.
+  void shutdown();
+
   /// Episodes currently open.
   size_t openEpisodes() const;
   /// The clang process of an open episode (diagnostics, fault injection).

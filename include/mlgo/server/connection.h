@@ -5,24 +5,45 @@
 /// stream, hands them to the Dispatcher, writes one response line per request
 /// line, in order.
 ///
-/// - Lines are handled one after another; the items of a batch run in
-///   parallel on the FairExecutor (so stepping many episodes per round trip
-///   uses many compilers) and are answered together, in order.
+/// - Lines are handled one after another, in the order received; the items
+///   of a batch run in parallel on the FairExecutor (so stepping many
+///   episodes per round trip uses many compilers) and are answered together,
+///   in order.
 /// - A line longer than the limit is answered with `line_too_long` and
 ///   skipped up to its newline; the connection stays usable.
-/// - Reading pauses while a line is being handled (backpressure).
+/// - Backpressure, both ways: reading pauses while a line is being handled,
+///   and while the replies queued for the client reach
+///   ConnectionLimits::maxQueuedReplies or maxQueuedBytes (a client that
+///   sends and never reads). Lines already read wait too; handling resumes
+///   as the client drains. Memory per connection is so bounded by about
+///   maxQueuedBytes + one reply + maxLineBytes + one read buffer.
 /// - A timer closes episodes whose agent went quiet (Dispatcher::expireIdle).
 /// - When the peer goes away, every episode of the connection is closed and
 ///   its compiler killed.
+/// - shutdown() (the server stopping) writes what is queued for at most
+///   kShutdownGrace, then closes the transport whatever the client does.
 ///
-/// Threading: the server runs its I/O context on several threads; every
-/// handler of a connection runs on the connection's strand. A lone `step`
-/// runs inline on that strand (it blocks only until clang's next decision,
-/// and answering from the same thread saves two thread hand-offs per step);
-/// resets, closes and the items of a batch run on the FairExecutor (resets
-/// queue fairly across connections) and post their results back.
-///
-//===----------------------------------------------------------------------===//
+/// Threading (who runs what):
+/// - The server's I/O threads run every handler of a connection on its
+///   strand: reading, splitting lines, decoding JSON, answering the
+///   requests that never wait (describe, errors, unknown methods) and
+///   writing. Nothing on the strand ever waits for a compiler, a job slot,
+///   a baseline or a lock an environment call holds.
+/// - Every request that may wait (Dispatcher::isBlocking: reset, step,
+///   close) and every episode clean-up (idle expiry, closing all on
+///   disconnect) runs on the FairExecutor, whose workers may block for as
+///   long as the environment takes (up to --compile-timeout); the result is
+///   posted back to the strand, which writes it.
+/// Why a worker pool rather than asynchronous fifos: the environment's calls
+/// are blocking by contract (environment.h) and shared with the in-process
+/// Python core; a hand-off to a worker costs two thread wake-ups per step
+/// (measured by bench_server_step), far less than a compile, and keeps the
+/// I/O threads free whatever the compilers do. A lone step therefore pays
+/// the same hop as a batch item.
+/// Ordering: a connection handles one line at a time and writes its reply
+/// before it starts the next, so replies come in request order; a batch's
+/// replies come in item order.
+/////===----------------------------------------------------------------------===//
 #ifndef MLGO_SERVER_CONNECTION_H
 #define MLGO_SERVER_CONNECTION_H
 
@@ -31,6 +52,7 @@
 
 #include <boost/asio.hpp>
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -41,7 +63,14 @@ namespace mlgo::server {
 struct ConnectionLimits {
   size_t maxLineBytes = 1 << 20;
   size_t maxBatch = 1024;
+  /// Replies written but not yet taken by the client (count, bytes) past
+  /// which the connection stops handling and reading lines.
+  size_t maxQueuedReplies = 64;
+  size_t maxQueuedBytes = 16 << 20;
 };
+
+/// How long a server shutting down keeps writing queued replies.
+inline constexpr std::chrono::milliseconds kShutdownGrace{250};
 
 /// The transport-independent part of a connection.
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -49,13 +78,14 @@ public:
   using OnClosed = std::function<void(uint64_t id)>;
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-  Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor,
-             ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed);
+  Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& executor, ConnectionLimits limits,
+             uint64_t id, std::string peer, OnClosed onClosed);
   virtual ~Connection() = default;
 
   void start();
-  /// Stops reading and closes the transport; episodes are closed as for a
-  /// vanished peer. Safe to call more than once, from any thread.
+  /// Stops reading and closes the transport (within kShutdownGrace);
+  /// episodes are closed as for a vanished peer. Safe to call more than
+  /// once, from any thread. Never blocks.
   void shutdown();
   const Strand& strand() const { return strand_; }
 
@@ -80,6 +110,9 @@ private:
   void finishLine(std::shared_ptr<std::vector<std::optional<std::string>>> replies, bool batch);
   void send(std::string line);
   void writeNext();
+  void onWritten(boost::system::error_code ec);
+  /// Too many replies queued: neither read nor handle lines.
+  bool congested() const;
   void armIdleTimer();
   void onPeerGone(const char* why);
   void closeTransportOnce();
@@ -93,20 +126,22 @@ private:
   OnClosed onClosed_;
 
   std::array<char, 65536> readBuffer_;
-  std::string partial_;        ///< Bytes of the line being received.
-  bool discarding_ = false;    ///< Skipping the rest of an over-long line.
+  std::string partial_;     ///< Bytes of the line being received.
+  bool discarding_ = false; ///< Skipping the rest of an over-long line.
   std::deque<std::string> lines_;
-  bool busy_ = false;          ///< A line is being handled.
-  bool handling_ = false;      ///< Inside handleLine() (answers may come synchronously).
+  bool busy_ = false;     ///< A line is being handled.
+  bool handling_ = false; ///< Inside handleLine() (answers may come synchronously).
   bool reading_ = false;
-  bool peerGone_ = false;       ///< No more input will come.
-  bool closed_ = false;         ///< Cleanup started (episodes closing).
+  bool peerGone_ = false; ///< No more input will come.
+  bool closed_ = false;   ///< Cleanup started (episodes closing).
   bool transportClosed_ = false;
   int closeStepsLeft_ = 2;
   std::deque<std::string> writes_;
+  size_t queuedBytes_ = 0; ///< Bytes in writes_.
   bool writing_ = false;
   ConnectionEpisodes episodes_;
   boost::asio::steady_timer idleTimer_;
+  boost::asio::steady_timer shutdownTimer_;
 };
 
 /// A Connection over any Asio stream socket or descriptor.
@@ -123,10 +158,9 @@ protected:
     stream_.async_read_some(buffer, std::move(handler));
   }
   void asyncWrite(const std::string& data, WriteHandler handler) override {
-    boost::asio::async_write(stream_, boost::asio::buffer(data),
-                             [h = std::move(handler)](boost::system::error_code ec, size_t) {
-                               h(ec);
-                             });
+    boost::asio::async_write(
+        stream_, boost::asio::buffer(data),
+        [h = std::move(handler)](boost::system::error_code ec, size_t) { h(ec); });
   }
   void closeTransport() override {
     boost::system::error_code ignored;
@@ -141,9 +175,8 @@ private:
 class StdioConnection final : public Connection {
 public:
   StdioConnection(boost::asio::posix::stream_descriptor in,
-                  boost::asio::posix::stream_descriptor out, Strand strand,
-                  Dispatcher& dispatcher, FairExecutor& executor, ConnectionLimits limits,
-                  OnClosed onClosed)
+                  boost::asio::posix::stream_descriptor out, Strand strand, Dispatcher& dispatcher,
+                  FairExecutor& executor, ConnectionLimits limits, OnClosed onClosed)
       : Connection(std::move(strand), dispatcher, executor, limits, 0, "stdio",
                    std::move(onClosed)),
         in_(std::move(in)), out_(std::move(out)) {}
@@ -153,10 +186,9 @@ protected:
     in_.async_read_some(buffer, std::move(handler));
   }
   void asyncWrite(const std::string& data, WriteHandler handler) override {
-    boost::asio::async_write(out_, boost::asio::buffer(data),
-                             [h = std::move(handler)](boost::system::error_code ec, size_t) {
-                               h(ec);
-                             });
+    boost::asio::async_write(
+        out_, boost::asio::buffer(data),
+        [h = std::move(handler)](boost::system::error_code ec, size_t) { h(ec); });
   }
   void closeTransport() override {
     boost::system::error_code ignored;

@@ -99,7 +99,10 @@ public:
   std::optional<std::string> handle(const protocol::rpc::Request& request,
                                     ConnectionEpisodes& episodes);
 
-  /// True for methods that may block on clang (run them off the I/O thread).
+  /// True for methods that may wait (reset, step, close: for a compiler, a
+  /// job slot, a default compile or an episode's lock); the connection runs
+  /// them on its executor. Every other method (describe, unknown ones)
+  /// returns at once and runs on the I/O thread.
   static bool isBlocking(std::string_view method);
 
   /// Closes the connection's idle episodes past the agent timeout; returns
@@ -133,8 +136,8 @@ private:
 
   env::Environment& environment_;
   DispatcherOptions options_;
-  std::string describeJson_;      ///< Computed once.
-  protocol::LogHeader visible_;   ///< The observation specs as a header.
+  std::string describeJson_;    ///< Computed once.
+  protocol::LogHeader visible_; ///< The observation specs as a header.
 };
 
 } // namespace mlgo::server

@@ -12,8 +12,11 @@
 /// - Unix `unix:PATH`: the socket file is created mode 0600 (a stale socket
 ///   left by a dead server is replaced; any other existing file is an error)
 ///   and removed on shutdown.
-/// SIGINT and SIGTERM shut the server down cleanly: connections are closed,
-/// their episodes closed and their compilers reaped, the socket file removed.
+/// SIGINT and SIGTERM shut the server down promptly, whatever the compilers
+/// do: every compiler is killed at once (Environment::shutdown(); calls in
+/// flight fail), queued replies get kShutdownGrace to be written,
+/// connections are closed, their episodes closed and their compilers
+/// reaped, the socket file removed.
 /// Once listening, the server prints `mlgo-env: listening on ADDRESS` on
 /// stderr.
 ///
@@ -33,7 +36,8 @@ struct ServerOptions {
   /// "" = stdio; "HOST:PORT"; "unix:PATH".
   std::string listen;
   ConnectionLimits limits;
-  /// Threads running blocking environment calls; 0 = jobs + 2.
+  /// Threads running blocking environment calls (connection.h); 0 = jobs + 2.
+  /// The I/O threads, which never block, are two whatever this says.
   unsigned workers = 0;
   std::chrono::milliseconds agentTimeout{std::chrono::minutes(10)};
   /// See DispatcherOptions.

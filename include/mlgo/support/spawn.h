@@ -72,6 +72,14 @@ public:
   /// names it), kIo (fork or exec failed, naming the program and errno).
   Result<pid_t> spawn(const SpawnRequest& request);
 
+  /// Ends the thread now instead of at destruction (a host shutting down
+  /// while compiles hang): every child it started that still runs gets
+  /// SIGKILL from the kernel at once, and later spawn() calls fail (kIo).
+  /// Their owners see them die and reap them as usual. Waits for a spawn
+  /// under way to finish. Idempotent, thread-safe; never call it from a
+  /// child-owning thread that must not block for a few milliseconds.
+  void stop();
+
   /// A spawner whose thread lives until the process exits (a fork()ed copy
   /// of the process gets its own). Thread-safe.
   static Spawner& processWide();
@@ -84,6 +92,7 @@ private:
   std::condition_variable wake_;
   std::deque<Job*> queue_;
   bool stopping_ = false;
+  std::once_flag joined_;
   std::thread thread_;
 };
 
