@@ -53,6 +53,7 @@
 
 #include <boost/asio.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -141,6 +142,7 @@ private:
   size_t queuedBytes_ = 0; ///< Bytes in writes_.
   bool writing_ = false;
   ConnectionEpisodes episodes_;
+  std::atomic<bool> expiryQueued_{false}; ///< An expireIdle task waits in the executor.
   boost::asio::steady_timer idleTimer_;
   boost::asio::steady_timer shutdownTimer_;
 };
