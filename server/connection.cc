@@ -207,8 +207,11 @@ void Connection::armIdleTimer() {
   idleTimer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec || self->peerGone_)
       return;
-    if (self->episodes_.size() > 0)
+    // One expiry queued at a time: workers all busy (compiles hanging) must
+    // not let a check per period pile up in the executor.
+    if (self->episodes_.size() > 0 && !self->expiryQueued_.exchange(true))
       self->executor_.post(self->id_, [self] {
+        self->expiryQueued_ = false;
         size_t expired = self->dispatcher_.expireIdle(self->episodes_);
         if (expired)
           std::fprintf(stderr, "mlgo-env: %s: %zu episode(s) timed out waiting for the agent\n",
