@@ -84,10 +84,7 @@ Result<BaselineService::Handle> BaselineService::request(const corpus::ModuleSpe
   if (auto it = inFlight_.find(*key); it != inFlight_.end())
     return Handle{it->second, false};
   if (stopping_) // No worker would run it.
-    return makeError(ErrorCode::kIo,
-                     "default compile of module {}: the environment is shutting "
-                     "down",
-                     module.name);
+    return makeError(ErrorCode::kIo, "default compile of module {}: shutting down", module.name);
   auto promise = std::make_shared<std::promise<Result<ModuleScore>>>();
   BaselineFuture future = promise->get_future().share();
   inFlight_.emplace(*key, future);

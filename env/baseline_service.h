@@ -10,9 +10,9 @@
 /// waiting on it share its error, and the next request compiles anew.
 ///
 /// Thread-safe. cancel() (and the destructor) kill running compiles and
-/// fail queued ones at once: every future becomes ready within
-/// milliseconds, holding kInternal "shutting down". The destructor then
-/// joins the workers.
+/// fail queued and later ones at once: every future becomes ready within
+/// milliseconds, holding an error (cancelled, or shutting down). The
+/// destructor then joins the workers.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_BASELINE_SERVICE_H

@@ -37,7 +37,7 @@
 /// Why a worker pool rather than asynchronous fifos: the environment's calls
 /// are blocking by contract (environment.h) and shared with the in-process
 /// Python core. The hand-off costs two thread wake-ups per step (on a
-/// loaded 2-core VM bench_server_step measured ~30 us more per inlining
+/// loaded 2-core VM bench_server_step measured 20-30 us more per inlining
 /// step round trip than running it inline), small next to a compile, and
 /// keeps the I/O threads free whatever the compilers do. A lone step pays
 /// the same hop as a batch item.

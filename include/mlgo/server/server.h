@@ -37,7 +37,7 @@ struct ServerOptions {
   std::string listen;
   ConnectionLimits limits;
   /// Threads running blocking environment calls (connection.h); 0 = jobs + 2.
-  /// The I/O threads, which never block, are two whatever this says.
+  /// The one I/O thread, which never blocks, comes on top.
   unsigned workers = 0;
   std::chrono::milliseconds agentTimeout{std::chrono::minutes(10)};
   /// See DispatcherOptions.
