@@ -1,0 +1,171 @@
+"""Inlining policies of the "margin" form, the space the trainer searches.
+
+clang's -Oz heuristic inlines a call site when its cost estimate is below the threshold,
+i.e. when the margin ``threshold - cost_estimate`` is positive. A margin policy decides
+
+    inline  iff  (threshold - cost_estimate) + shift + sum_i w_i * z_i  >  0
+
+where ``z_i`` are a few shape features (``sign(v) * log1p(|v|)``, standardised on the
+training decisions). Everything is in clang's cost units (one instruction costs 5), so
+``shift = +10`` means "inline call sites up to two instructions more expensive than the
+default would", and ``w_i`` moves the boundary by ``w_i`` cost units per standard
+deviation of feature ``i``. With ``shift`` just below 0 and ``w = 0`` the policy is the
+default heuristic (within ties), so behavioural cloning has an honest target and every
+search step moves the boundary by a known amount.
+
+A margin policy is an ordinary version-2 policy file: one linear layer whose weights are
+``+1`` for ``threshold``, ``-1`` for ``cost_estimate`` (both with the identity transform,
+mean 0, std 1) and ``w_i`` for the shape features, and whose bias is ``shift``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .policy import Layer, Policy, PolicyError, transform
+
+MARGIN_PLUS = "threshold"
+MARGIN_MINUS = "cost_estimate"
+#: shape features the trainer uses unless told otherwise
+DEFAULT_SHAPE = ("callee_users", "caller_users", "callsite_height", "nested_inlines",
+                 "node_count", "callee_basic_block_count", "is_multiple_blocks",
+                 "nr_ctant_params")
+
+
+@dataclass
+class MarginSpace:
+    """Maps search vectors ``u = (shift, w_1, ..., w_k)`` (cost units) to policies."""
+
+    problem: str
+    shape: list[str]
+    mean: np.ndarray  # of the transformed shape features
+    std: np.ndarray
+
+    @property
+    def features(self) -> list[str]:
+        return [MARGIN_PLUS, MARGIN_MINUS, *self.shape]
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.shape)
+
+    def policy(self, u: np.ndarray, metadata: dict | None = None) -> Policy:
+        """The policy file for search vector `u`."""
+        u = np.asarray(u, dtype=np.float64)
+        if u.shape != (self.size,):
+            raise PolicyError(f"search vector has shape {u.shape}, expected ({self.size},)")
+        weights = np.concatenate([[1.0, -1.0], u[1:]])[:, None]
+        n = len(self.shape)
+        return Policy(self.problem, self.features, np.concatenate([[0.0, 0.0], self.mean]),
+                      np.concatenate([[1.0, 1.0], self.std]),
+                      [Layer(weights, u[:1].copy(), "linear")], dict(metadata or {}),
+                      ["identity", "identity"] + ["signed-log1p"] * n)
+
+    def standardised(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(margin, z) for raw rows in `features` order: the margin and the shape inputs."""
+        rows = np.asarray(rows, dtype=np.float64)
+        return rows[:, 0] - rows[:, 1], (transform(rows[:, 2:]) - self.mean) / self.std
+
+
+def make_space(problem: str, names: Sequence[str], rows: np.ndarray,
+               shape: Sequence[str] = DEFAULT_SHAPE) -> MarginSpace:
+    """A margin space over the shape features present in `names` (a trace's columns),
+    standardised on `rows`; PolicyError when the margin features are missing."""
+    missing = [f for f in (MARGIN_PLUS, MARGIN_MINUS) if f not in names]
+    if missing:
+        raise PolicyError(f"the features lack {', '.join(missing)}: a margin policy needs "
+                          f"'{MARGIN_PLUS}' and '{MARGIN_MINUS}'")
+    unknown = [f for f in shape if f not in names]
+    if unknown:
+        raise PolicyError(f"unknown shape feature(s) {', '.join(unknown)}")
+    cols = [list(names).index(f) for f in shape]
+    t = transform(np.asarray(rows, dtype=np.float64)[:, cols])
+    mean = t.mean(axis=0) if len(t) else np.zeros(len(cols))
+    std = np.maximum(t.std(axis=0), 1e-3) if len(t) else np.ones(len(cols))
+    return MarginSpace(problem, list(shape), mean, std)
+
+
+@dataclass
+class MarginFit:
+    u: np.ndarray        # the fitted search vector
+    agreement: float     # share of rows where the fitted policy decides as the labels
+    loss: float          # mean logistic loss at the temperature used
+
+
+def fit_margin(space: MarginSpace, rows: np.ndarray, labels: np.ndarray,
+               temperature: float = 1.0, ridge: float = 1.0, iterations: int = 30
+               ) -> MarginFit:
+    """Behavioural cloning in the margin form: logistic regression of `labels` (0/1) on
+    ``(margin + shift + w.z) / temperature`` with the margin's coefficient fixed at 1
+    (Newton's method; `ridge` penalises |w|^2, not the shift). `rows` are raw feature rows
+    in ``space.features`` order."""
+    margin, z = space.standardised(rows)
+    y = np.asarray(labels, dtype=np.float64)
+    x = np.column_stack([np.ones(len(y)), z]) / temperature
+    offset = margin / temperature
+    penalty = np.full(space.size, ridge / max(len(y), 1))
+    penalty[0] = 0.0
+    beta = np.zeros(space.size)
+
+    def loss_of(b: np.ndarray) -> float:
+        logit = np.clip(offset + x @ b, -60, 60)
+        return float(np.mean(np.logaddexp(0.0, logit) - y * logit)
+                     + 0.5 * penalty @ (b * b))
+
+    current = loss_of(beta)
+    for _ in range(iterations):
+        logit = np.clip(offset + x @ beta, -60, 60)
+        p = 1.0 / (1.0 + np.exp(-logit))
+        grad = x.T @ (p - y) / len(y) + penalty * beta
+        hess = (x * (p * (1 - p))[:, None]).T @ x / len(y) + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        scale = 1.0
+        while scale > 1e-4 and loss_of(beta - scale * step) > current:
+            scale *= 0.5
+        if scale <= 1e-4:
+            break
+        beta = beta - scale * step
+        previous, current = current, loss_of(beta)
+        if previous - current < 1e-10:
+            break
+    decisions = (margin + np.column_stack([np.ones(len(y)), z]) @ beta) > 0
+    agreement = float(np.mean(decisions == (y > 0.5))) if len(y) else 1.0
+    return MarginFit(beta, agreement, current)
+
+
+def space_of(policy: Policy) -> tuple[MarginSpace, np.ndarray]:
+    """The margin space a margin policy lives in, and its search vector (for resuming);
+    PolicyError when `policy` is not of the margin form."""
+    f = policy.features
+    layer = policy.layers[0] if len(policy.layers) == 1 else None
+    if (f[:2] != [MARGIN_PLUS, MARGIN_MINUS] or layer is None or layer.activation != "linear"
+            or policy.transforms is None or policy.transforms[:2] != ["identity"] * 2
+            or not np.allclose(layer.weights[:2, 0], [1.0, -1.0])):
+        raise PolicyError("the policy is not a margin policy (see mlgo_env.margin_policy)")
+    space = MarginSpace(policy.problem, list(f[2:]), policy.mean[2:].copy(),
+                        policy.std[2:].copy())
+    return space, np.concatenate([layer.bias[:1], layer.weights[2:, 0]])
+
+
+def fit_margin_cv(space: MarginSpace, rows: np.ndarray, labels: np.ndarray,
+                  groups: Sequence[str], ridges: Sequence[float] = (1.0, 30.0, 1e3, 1e5),
+                  temperature: float = 1.0) -> tuple[MarginFit, float]:
+    """`fit_margin` with the ridge chosen by agreement on held-out groups (modules): fit
+    on two thirds of the groups, measure on the rest, refit on everything with the ridge
+    that agreed best (the largest, on ties: the closest to the plain margin rule)."""
+    names = sorted(set(groups))
+    held = {g for i, g in enumerate(names) if i % 3 == 2}
+    test = np.asarray([g in held for g in groups], dtype=bool)
+    best_ridge, best_agreement = max(ridges), -1.0
+    if test.any() and (~test).any():
+        for ridge in sorted(ridges, reverse=True):
+            fit = fit_margin(space, rows[~test], labels[~test], temperature, ridge)
+            margin, z = space.standardised(rows[test])
+            decided = (margin + np.column_stack([np.ones(len(z)), z]) @ fit.u) > 0
+            agreement = float(np.mean(decided == (labels[test] > 0.5)))
+            if agreement > best_agreement + 1e-4:
+                best_ridge, best_agreement = ridge, agreement
+    return fit_margin(space, rows, labels, temperature, best_ridge), best_ridge
