@@ -1,9 +1,10 @@
 """Inlining policies of the "margin" form, the space the trainer searches.
 
-clang's -Oz heuristic inlines a call site when its cost estimate is below the threshold,
-i.e. when the margin ``threshold - cost_estimate`` is positive. A margin policy decides
+clang's -Oz heuristic inlines a call site when its cost estimate is below the threshold
+(``cost < max(1, threshold)`` in LLVM's InlineCost), i.e. when the margin
+``max(threshold, 1) - cost_estimate`` is positive. A margin policy decides
 
-    inline  iff  (threshold - cost_estimate) + shift + sum_i w_i * z_i  >  0
+    inline  iff  (max(threshold, 1) - cost_estimate) + shift + sum_i w_i * z_i  >  0
 
 where ``z_i`` are a few shape features (``sign(v) * log1p(|v|)``, standardised on the
 training decisions). Everything is in clang's cost units (one instruction costs 5), so
@@ -14,8 +15,8 @@ default heuristic (within ties), so behavioural cloning has an honest target and
 search step moves the boundary by a known amount.
 
 A margin policy is an ordinary version-2 policy file: one linear layer whose weights are
-``+1`` for ``threshold``, ``-1`` for ``cost_estimate`` (both with the identity transform,
-mean 0, std 1) and ``w_i`` for the shape features, and whose bias is ``shift``.
+``+1`` for ``threshold`` (transform ``at-least-1``) and ``-1`` for ``cost_estimate``
+(transform ``identity``), both with mean 0 and std 1, and ``w_i`` for the shape features, and whose bias is ``shift``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .policy import Layer, Policy, PolicyError, transform
 
 MARGIN_PLUS = "threshold"
 MARGIN_MINUS = "cost_estimate"
+MARGIN_TRANSFORMS = ("at-least-1", "identity")
 #: shape features the trainer uses unless told otherwise
 DEFAULT_SHAPE = ("callee_users", "caller_users", "callsite_height", "nested_inlines",
                  "node_count", "callee_basic_block_count", "is_multiple_blocks",
@@ -62,12 +64,13 @@ class MarginSpace:
         return Policy(self.problem, self.features, np.concatenate([[0.0, 0.0], self.mean]),
                       np.concatenate([[1.0, 1.0], self.std]),
                       [Layer(weights, u[:1].copy(), "linear")], dict(metadata or {}),
-                      ["identity", "identity"] + ["signed-log1p"] * n)
+                      list(MARGIN_TRANSFORMS) + ["signed-log1p"] * n)
 
     def standardised(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(margin, z) for raw rows in `features` order: the margin and the shape inputs."""
         rows = np.asarray(rows, dtype=np.float64)
-        return rows[:, 0] - rows[:, 1], (transform(rows[:, 2:]) - self.mean) / self.std
+        margin = np.maximum(rows[:, 0], 1.0) - rows[:, 1]
+        return margin, (transform(rows[:, 2:]) - self.mean) / self.std
 
 
 def make_space(problem: str, names: Sequence[str], rows: np.ndarray,
@@ -142,8 +145,9 @@ def space_of(policy: Policy) -> tuple[MarginSpace, np.ndarray]:
     f = policy.features
     layer = policy.layers[0] if len(policy.layers) == 1 else None
     if (f[:2] != [MARGIN_PLUS, MARGIN_MINUS] or layer is None or layer.activation != "linear"
-            or policy.transforms is None or policy.transforms[:2] != ["identity"] * 2
-            or not np.allclose(layer.weights[:2, 0], [1.0, -1.0])):
+            or policy.transforms is None or policy.transforms[:2] != list(MARGIN_TRANSFORMS)
+            or not np.allclose(layer.weights[:2, 0], [1.0, -1.0])
+            or not np.allclose(policy.mean[:2], 0.0) or not np.allclose(policy.std[:2], 1.0)):
         raise PolicyError("the policy is not a margin policy (see mlgo_env.margin_policy)")
     space = MarginSpace(policy.problem, list(f[2:]), policy.mean[2:].copy(),
                         policy.std[2:].copy())

@@ -20,14 +20,14 @@ File format (``"format": "mlgo-env-policy"``, ``"version"`` 1 or 2)::
 Running it: take the named features (each a one-element tensor of the observation;
 ``inlining_default`` may instead come from ``info["default_action"]``), transform each
 value ``v`` by its feature's transform (``"signed-log1p"``: ``sign(v) * log(1 + |v|)``;
-``"identity"``: ``v``), standardise with ``(t - mean) / std``, apply the layers
+``"identity"``: ``v``; ``"at-least-1"``: ``max(v, 1)``), standardise with ``(t - mean) / std``, apply the layers
 (``x @ weights + bias`` then the activation), and answer 1 (inline) when the single
 output is above 0, else 0.
 
 Version 1 files have one ``"transform": "signed-log1p"`` for every feature instead of the
 ``"transforms"`` list; they are still read, and a policy whose transforms are all
 signed-log1p is still written as version 1. The trainer's policies are version 2: a linear
-layer over ``threshold`` and ``cost_estimate`` taken as they are (so ``threshold -
+layer over ``max(threshold, 1)`` and ``cost_estimate`` (so ``max(threshold, 1) -
 cost_estimate``, clang's own inlining margin, is linear in the inputs) plus a few
 signed-log1p standardised shape features; see :mod:`mlgo_env.margin_policy`.
 
@@ -49,7 +49,7 @@ import numpy as np
 FORMAT = "mlgo-env-policy"
 VERSION = 2
 #: the per-feature transforms a policy may use
-TRANSFORMS = ("signed-log1p", "identity")
+TRANSFORMS = ("signed-log1p", "identity", "at-least-1")
 ACTIVATIONS = ("tanh", "relu", "linear")
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
@@ -70,8 +70,13 @@ def apply_transforms(rows: np.ndarray, transforms: Sequence[str] | None) -> np.n
     rows = np.asarray(rows, dtype=np.float64)
     if transforms is None:
         return transform(rows)
-    identity = np.asarray([t == "identity" for t in transforms], dtype=bool)
-    return np.where(identity, rows, transform(rows))
+    out = transform(rows)
+    for i, name in enumerate(transforms):
+        if name == "identity":
+            out[:, i] = rows[:, i]
+        elif name == "at-least-1":
+            out[:, i] = np.maximum(rows[:, i], 1.0)
+    return out
 
 
 @dataclass

@@ -150,7 +150,9 @@ class Trainer:
             len(t.actions) for t in cache.trajectories.get(m, ())))
         if not deciding:
             raise ValueError("no training module in the trace makes an inlining decision")
-        order = [deciding[i] for i in self.rng.permutation(len(deciding))]
+        # Its own generator: the same sets when a run is resumed.
+        pick = np.random.default_rng([self.args.seed, 1])
+        order = [deciding[i] for i in pick.permutation(len(deciding))]
         a = self.args
         n_check = min(a.check_modules, len(order) // 3)
         n_search = min(a.search_modules, len(order) - n_check)

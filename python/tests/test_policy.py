@@ -207,3 +207,93 @@ def test_margin_and_sigma_calibration():
     base = q.logits(rows) > 0
     rate = np.mean([(q.with_flat(q.flat() + sigma * v).logits(rows) > 0) != base for v in d])
     assert 0.02 < rate < 0.1
+
+
+def margin_rows(rng, n=3000):
+    """Raw rows [threshold, cost_estimate, a, b] shaped like clang's."""
+    threshold = np.full(n, 5.0)
+    cost = rng.integers(-60, 80, n).astype(float)
+    return np.column_stack([threshold, cost, rng.integers(1, 50, n), rng.integers(0, 9, n)])
+
+
+def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
+    from mlgo_env.margin_policy import make_space
+    rng = np.random.default_rng(2)
+    rows = margin_rows(rng)
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"])
+    p = space.policy(np.array([3.0, -2.0, 1.5]))
+    obj = p.to_json()
+    assert obj["version"] == 2 and obj["transforms"][:3] == ["at-least-1", "identity", "signed-log1p"]
+    save_policy(p, tmp_path / "p.json")
+    q = load_policy(tmp_path / "p.json")
+    np.testing.assert_allclose(q.logits(rows), p.logits(rows))
+    # logit = threshold - cost + shift + w.z, in cost units
+    margin, z = space.standardised(rows)
+    np.testing.assert_allclose(p.logits(rows), margin + 3.0 + z @ [-2.0, 1.5])
+    old = small_policy().to_json()
+    assert old["version"] == 1 and old["transform"] == "signed-log1p"
+    assert policy_from_json(old).transforms is None
+    bad = dict(obj, transforms=obj["transforms"][:2])
+    with pytest.raises(PolicyError, match="one transform per feature"):
+        policy_from_json(bad)
+    bad = dict(obj, transforms=["identity", "cube"] + obj["transforms"][2:])
+    with pytest.raises(PolicyError, match="unknown transform 'cube'"):
+        policy_from_json(bad)
+
+
+def test_margin_cloning_finds_a_shifted_boundary():
+    from mlgo_env.margin_policy import fit_margin_cv, make_space, space_of
+    rng = np.random.default_rng(6)
+    rows = margin_rows(rng)
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"])
+    margin, z = space.standardised(rows)
+    labels = (margin + 12.0 - 8.0 * z[:, 0] > 0).astype(float)
+    groups = [f"m{i % 30}" for i in range(len(rows))]
+    fit, _ = fit_margin_cv(space, rows, labels, groups)
+    assert fit.agreement >= 0.98
+    assert 6.0 < fit.u[0] < 18.0 and fit.u[1] < -4.0
+    back_space, back_u = space_of(space.policy(fit.u))
+    np.testing.assert_allclose(back_u, fit.u)
+    assert back_space.shape == ["a", "b"]
+    with pytest.raises(PolicyError, match="not a margin policy"):
+        space_of(small_policy())
+
+
+class CountingEnv(FakeEnv):
+    """FakeEnv counting its resets (one per episode clang would run)."""
+    resets = 0
+
+    def reset(self, options=None):
+        CountingEnv.resets += 1
+        return super().reset(options)
+
+
+def test_replays_answer_repeated_trajectories_without_playing():
+    from mlgo_env import episodes as ep
+    from mlgo_env.replay import ReplayCache
+    p = small_policy(hidden=0)
+    p.layers[0].weights[:] = [[0.0], [0.0], [5.0]]
+    p.layers[0].bias[:] = [-2.0]                     # the default
+    never = p.with_flat(np.array([0.0, 0.0, 0.0, -1.0]))  # never inline
+    cache = ReplayCache(["a", "b", "inlining_default"])
+    CountingEnv.resets = 0
+    with ep.EpisodePool(CountingEnv, 2) as pool:
+        first, played = cache.evaluate(pool, [p, never], ["good", "plain"])
+        assert len(played) == 4 and CountingEnv.resets == 4
+        again, played = cache.evaluate(pool, [never, p], ["good", "plain"])
+        assert played == [] and CountingEnv.resets == 4
+    assert [r.reward for r in again[0]] == [r.reward for r in first[1]]
+    assert first[1][0].reward == pytest.approx(0.1) and first[0][0].reward == 0.0
+
+
+def test_elitist_es_climbs_a_quadratic():
+    from mlgo_env.search import ElitistES
+    rng = np.random.default_rng(1)
+    target = np.array([20.0, -5.0, 3.0])
+    f = lambda u: -float(np.sum((u - target) ** 2))
+    es = ElitistES(np.zeros(3), np.full(3, 4.0), pairs=3)
+    es.score = f(es.u)
+    for _ in range(60):
+        cands = es.propose(rng)
+        es.tell(cands, [f(c) for c in cands])
+    assert f(es.u) > 0.05 * f(np.zeros(3))
