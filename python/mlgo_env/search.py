@@ -1,7 +1,13 @@
-"""The trainer's search over margin-policy vectors: an elitist evolution strategy scored
-with common random numbers (every candidate on the same fixed training modules).
+"""The trainer's searches over margin-policy vectors, scored with common random numbers
+(every candidate on the same fixed training modules).
 
-Each round proposes `pairs` mirrored perturbations ``u +/- sigma * d`` of the incumbent
+:class:`CoordinateSearch` (the default) moves one coordinate per round: the candidates are
+``u +/- sigma_i * e_i``; the better one replaces the incumbent if it scores higher, and
+``sigma_i`` grows after a success and shrinks after a failure. A coordinate move shifts the
+boundary only for call sites in a band of margins, so few modules change decisions and
+most candidates' episodes are replays (mlgo_env.replay): the cheapest search per compile.
+
+:class:`ElitistES` proposes `pairs` mirrored perturbations ``u +/- sigma * d`` of the incumbent
 ``u`` (``d`` Gaussian, per-coordinate scales `sigma`) plus, after the first round, one
 step along the antithetic gradient estimate of the previous round (its length
 proportional to sigma, like a learning rate tied to the perturbation scale). The best
@@ -83,3 +89,54 @@ class ElitistES:
         self.score = float(state["score"])
         g = state.get("gradient")
         self._gradient = None if g is None else np.asarray(g, float)
+
+
+@dataclass
+class CoordinateSearch:
+    """Mirrored moves along one coordinate per round, each with its own step size."""
+
+    u: np.ndarray
+    sigma: np.ndarray
+    grow: float = 1.5
+    shrink: float = 0.5
+    sigma_min: float = 0.25
+    sigma_max: float = 200.0
+    score: float = -np.inf
+    _order: list[int] = field(default_factory=list, repr=False)
+    _axis: int = field(default=-1, repr=False)
+
+    def propose(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """This round's two candidates: the next coordinate (a random order per sweep,
+        skipping coordinates whose step fell below sigma_min) moved up and down."""
+        live = [i for i in range(self.u.size) if self.sigma[i] >= self.sigma_min]
+        if not live:  # every step collapsed: start over with coarse steps
+            self.sigma = np.full(self.u.size, 4.0 * self.sigma_min)
+            live = list(range(self.u.size))
+        self._order = [i for i in self._order if i in live]
+        if not self._order:
+            self._order = [live[i] for i in rng.permutation(len(live))]
+        self._axis = self._order.pop(0)
+        step = np.zeros(self.u.size)
+        step[self._axis] = self.sigma[self._axis]
+        return [self.u + step, self.u - step]
+
+    def tell(self, candidates: Sequence[np.ndarray], scores: Sequence[float]) -> bool:
+        best = int(np.argmax(scores))
+        i = self._axis
+        if scores[best] > self.score:
+            self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
+            self.sigma[i] = min(self.sigma[i] * self.grow, self.sigma_max)
+            self._order.insert(0, i)  # a success: try the same coordinate again
+            return True
+        self.sigma[i] *= self.shrink
+        return False
+
+    def state(self) -> dict[str, Any]:
+        return {"u": self.u.tolist(), "sigma": self.sigma.tolist(), "score": self.score,
+                "order": list(self._order)}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.u = np.asarray(state["u"], float)
+        self.sigma = np.asarray(state["sigma"], float)
+        self.score = float(state["score"])
+        self._order = [int(i) for i in state.get("order", [])]

@@ -10,8 +10,9 @@ trace, then an evolution-strategies search, judged on held-out modules.
    (--trace-sampling-rate). The policy is a margin policy (mlgo_env.margin_policy):
    inline iff threshold - cost_estimate + shift + w.z > 0, in clang's cost units; the
    warm start fits shift and w to the training modules' traced decisions.
-3. The search (mlgo_env.search): an elitist ES over (shift, w) with mirrored
-   perturbations, every candidate scored on the same fixed training modules that make
+3. The search (mlgo_env.search) over (shift, w): a coordinate search (--method=coordinate,
+   the default) or an elitist ES with mirrored perturbations (--method=es), every
+   candidate scored on the same fixed training modules that make
    decisions (--search-modules), by a blend of the mean per-module reward (1 - policy
    bytes / default bytes) and the total reduction (--total-weight). Episodes whose
    decisions a recorded trajectory already covers are replayed, not compiled
@@ -41,7 +42,7 @@ from . import train_report as report
 from .margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
 from .policy import Policy, PolicyError, policy_from_json, save_policy
 from .replay import ReplayCache, seed_from_trace
-from .search import ElitistES, objective
+from .search import CoordinateSearch, ElitistES, objective
 from .trace_log import Trace, read_trace
 from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env, run_trace,
                              split_modules)
@@ -62,7 +63,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated shape features of the margin policy")
     p.add_argument("--sigma", type=float, default=8.0,
                    help="initial perturbation scale, in clang cost units (5 = one instruction)")
-    p.add_argument("--pairs", type=int, default=4, help="mirrored pairs per search round")
+    p.add_argument("--method", choices=("coordinate", "es"), default="coordinate",
+                   help="coordinate: one coordinate up/down per round; es: mirrored Gaussian "
+                        "pairs plus a gradient step (mlgo_env.search)")
+    p.add_argument("--pairs", type=int, default=4, help="es: mirrored pairs per round")
     p.add_argument("--total-weight", type=float, default=0.5,
                    help="weight of the total-bytes reduction in the score (the rest: the "
                         "mean per-module reward)")
@@ -205,7 +209,9 @@ class Trainer:
                ckpt: str, state: dict[str, Any] | None) -> Policy:
         """The ES rounds until the deadline; returns the incumbent best on `check`."""
         a = self.args
-        es = ElitistES(u0.copy(), np.full(u0.size, a.sigma), pairs=a.pairs)
+        sigma = np.full(u0.size, a.sigma)
+        es = (CoordinateSearch(u0.copy(), sigma) if a.method == "coordinate"
+              else ElitistES(u0.copy(), sigma, pairs=a.pairs))
         iteration = 0
         if state:
             es.load(state["es"])
