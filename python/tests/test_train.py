@@ -58,7 +58,7 @@ def trained(tmp_path_factory):
     policy = out / "policy.json"
     proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={corpus}",
                       f"--output={policy}", "--minutes=1", "--workers=2", "--seed=3",
-                      "--pairs=2", "--search-modules=8", "--check-modules=4",
+                      "--search-modules=8", "--check-modules=4",
                       f"--mlgo-env={exe}", f"--cache-dir={out / 'cache'}")
     return exe, corpus, out, policy, proc.stdout
 
