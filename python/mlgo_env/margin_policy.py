@@ -134,9 +134,34 @@ def fit_margin(space: MarginSpace, rows: np.ndarray, labels: np.ndarray,
         previous, current = current, loss_of(beta)
         if previous - current < 1e-10:
             break
-    decisions = (margin + np.column_stack([np.ones(len(y)), z]) @ beta) > 0
+    # The logistic loss weighs a far-off disagreement by its distance, so a few outliers
+    # can pull the shift across a crowd of ties at the boundary: set the shift to the
+    # value that agrees with the most labels (the one nearest the fitted shift on ties).
+    scores = margin + z @ beta[1:]
+    beta[0] = best_shift(scores, y > 0.5, beta[0])
+    decisions = (scores + beta[0]) > 0
     agreement = float(np.mean(decisions == (y > 0.5))) if len(y) else 1.0
-    return MarginFit(beta, agreement, current)
+    return MarginFit(beta, agreement, loss_of(beta))
+
+
+def best_shift(scores: np.ndarray, labels: np.ndarray, prefer: float) -> float:
+    """The shift maximising agreement of ``scores + shift > 0`` with boolean `labels`:
+    candidates are the midpoints between consecutive distinct scores (negated); among
+    the best, the one nearest `prefer`."""
+    if len(scores) == 0:
+        return prefer
+    values = np.unique(scores)
+    cuts = np.concatenate([[values[0] - 1.0], (values[:-1] + values[1:]) / 2, [values[-1] + 1.0]])
+    order = np.argsort(scores)
+    s, lab = scores[order], labels[order]
+    # For cut c: agreement = #(label 0 with score <= c) + #(label 1 with score > c).
+    below = np.searchsorted(s, cuts, side="right")
+    zeros_below = np.concatenate([[0], np.cumsum(~lab)])[below]
+    ones_above = lab.sum() - np.concatenate([[0], np.cumsum(lab)])[below]
+    agree = zeros_below + ones_above
+    best = np.flatnonzero(agree == agree.max())
+    shifts = -cuts[best]
+    return float(shifts[np.argmin(np.abs(shifts - prefer))])
 
 
 def space_of(policy: Policy) -> tuple[MarginSpace, np.ndarray]:
