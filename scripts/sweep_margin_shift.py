@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Diagnosis: does moving clang's -Oz inlining boundary globally shrink code?
 
-Plays the policies "inline iff threshold - cost_estimate + b > 0" for a few shifts b
-(cost units; b = -0.5 is the default rule) on a fixed, seeded sample of *training*
+Plays the margin policies "inline iff m + b > 0" (mlgo_env.margin_policy) for a few
+shifts b in cost units (b = 0 is the default: m is clang's margin max(threshold, 1) -
+cost_estimate clamped to the default's side of the boundary; with --plain it is not
+clamped, and b = -0.5 is the plain rule "cost < max(1, threshold)") on a fixed, seeded sample of *training*
 modules that make inlining decisions (the validation split of `mlgo_env.train` with the
 same seed and share is left out), and prints the total-bytes change and the mean
 per-module reward of each against clang's default.
@@ -40,6 +42,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--validation-share", type=float, default=0.2)
     p.add_argument("--cache-dir")
+    p.add_argument("--plain", action="store_true", help="the unanchored margin")
     a = p.parse_args()
     train, _ = split_modules(ep.corpus_modules(a.corpus), a.validation_share, a.seed)
     trace = read_trace(a.trace)
@@ -48,12 +51,12 @@ def main() -> int:
     deciding = sorted(m for m, ts in cache.trajectories.items() if len(ts[0].actions))
     rng = np.random.default_rng(a.seed)
     sample = [deciding[i] for i in rng.permutation(len(deciding))[:a.modules]]
-    space = make_space("inlining", trace.feature_names, trace.rows, ())
+    space = make_space("inlining", trace.feature_names, trace.rows, (), not a.plain)
     print(f"{len(sample)} training modules with decisions (of {len(deciding)} traced)")
     print(f"{'shift':>7}  {'total change':>12}  {'mean reward':>11}  {'improved':>8}  "
           f"{'worse':>5}  {'seconds':>7}")
     with ep.EpisodePool(env_factory("inlining", a.corpus, None, a.cache_dir), a.workers) as pool:
-        for b in [-0.5] + [float(s) for s in a.shifts.split(",")]:
+        for b in [-0.5 if a.plain else 0.0] + [float(s) for s in a.shifts.split(",")]:
             t = time.monotonic()
             (results,), _ = cache.evaluate(pool, [space.policy(np.array([b]))], sample)
             s = ep.summarise(results)

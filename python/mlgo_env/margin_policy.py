@@ -2,21 +2,28 @@
 
 clang's -Oz heuristic inlines a call site when its cost estimate is below the threshold
 (``cost < max(1, threshold)`` in LLVM's InlineCost), i.e. when the margin
-``max(threshold, 1) - cost_estimate`` is positive. A margin policy decides
+``m = max(threshold, 1) - cost_estimate`` is positive. A margin policy decides
 
-    inline  iff  (max(threshold, 1) - cost_estimate) + shift + sum_i w_i * z_i  >  0
+    inline  iff  m + shift + sum_i w_i * z_i  >  0
 
 where ``z_i`` are a few shape features (``sign(v) * log1p(|v|)``, standardised on the
 training decisions). Everything is in clang's cost units (one instruction costs 5), so
 ``shift = +10`` means "inline call sites up to two instructions more expensive than the
 default would", and ``w_i`` moves the boundary by ``w_i`` cost units per standard
-deviation of feature ``i``. With ``shift`` just below 0 and ``w = 0`` the policy is the
-default heuristic (within ties), so behavioural cloning has an honest target and every
-search step moves the boundary by a known amount.
+deviation of feature ``i``.
 
-A margin policy is an ordinary version-2 policy file: one linear layer whose weights are
-``+1`` for ``threshold`` (transform ``at-least-1``) and ``-1`` for ``cost_estimate``
-(transform ``identity``), both with mean 0 and std 1, and ``w_i`` for the shape features, and whose bias is ``shift``.
+The features clang exposes do not carry every bonus its heuristic adds (the vector
+bonus, for one), so ``m > 0`` disagrees with the default on about 1% of decisions, and
+those few can cost a module several percent. An *anchored* space (the trainer's default)
+therefore clamps ``m`` to the side of the boundary the default chose (``inlining_default``):
+``max(m, 0.5)`` where the default inlines, ``min(m, -0.5)`` where it does not. At
+``shift = 0, w = 0`` that is the default exactly; ``shift = +b`` additionally inlines every
+refused call site whose margin is above ``-b``, and ``w`` does the same per feature: the
+search moves the boundary by known amounts, it does not flip random call sites.
+
+A margin policy is an ordinary version-2 policy file with a ``"margin"`` block (see
+mlgo_env.policy): one linear layer whose weight is 1 on the margin input, 0 on the raw
+margin features, ``w_i`` on the shape features, and whose bias is ``shift``.
 """
 
 from __future__ import annotations
@@ -26,11 +33,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .policy import Layer, Policy, PolicyError, transform
+from .policy import DEFAULT_FEATURE, Layer, Policy, PolicyError, margin_column, transform
 
 MARGIN_PLUS = "threshold"
 MARGIN_MINUS = "cost_estimate"
-MARGIN_TRANSFORMS = ("at-least-1", "identity")
 #: shape features the trainer uses unless told otherwise
 DEFAULT_SHAPE = ("callee_users", "caller_users", "callsite_height", "nested_inlines",
                  "node_count", "callee_basic_block_count", "is_multiple_blocks",
@@ -45,42 +51,57 @@ class MarginSpace:
     shape: list[str]
     mean: np.ndarray  # of the transformed shape features
     std: np.ndarray
+    anchored: bool = True
+
+    @property
+    def raw(self) -> list[str]:
+        """The features the margin is computed from."""
+        return [MARGIN_PLUS, MARGIN_MINUS] + ([DEFAULT_FEATURE] if self.anchored else [])
 
     @property
     def features(self) -> list[str]:
-        return [MARGIN_PLUS, MARGIN_MINUS, *self.shape]
+        return [*self.raw, *self.shape]
 
     @property
     def size(self) -> int:
         return 1 + len(self.shape)
+
+    def spec(self) -> dict:
+        """The policy file's margin block."""
+        spec = {"plus": MARGIN_PLUS, "floor": 1.0, "minus": MARGIN_MINUS, "epsilon": 0.5}
+        if self.anchored:
+            spec["anchor"] = DEFAULT_FEATURE
+        return spec
 
     def policy(self, u: np.ndarray, metadata: dict | None = None) -> Policy:
         """The policy file for search vector `u`."""
         u = np.asarray(u, dtype=np.float64)
         if u.shape != (self.size,):
             raise PolicyError(f"search vector has shape {u.shape}, expected ({self.size},)")
-        weights = np.concatenate([[1.0, -1.0], u[1:]])[:, None]
-        n = len(self.shape)
-        return Policy(self.problem, self.features, np.concatenate([[0.0, 0.0], self.mean]),
-                      np.concatenate([[1.0, 1.0], self.std]),
+        r = len(self.raw)
+        weights = np.concatenate([[1.0], np.zeros(r), u[1:]])[:, None]
+        return Policy(self.problem, self.features, np.concatenate([np.zeros(r), self.mean]),
+                      np.concatenate([np.ones(r), self.std]),
                       [Layer(weights, u[:1].copy(), "linear")], dict(metadata or {}),
-                      list(MARGIN_TRANSFORMS) + ["signed-log1p"] * n)
+                      ["identity"] * r + ["signed-log1p"] * len(self.shape), self.spec())
 
     def standardised(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(margin, z) for raw rows in `features` order: the margin and the shape inputs."""
+        """(margin input, z) for raw rows in `features` order."""
         rows = np.asarray(rows, dtype=np.float64)
-        margin = np.maximum(rows[:, 0], 1.0) - rows[:, 1]
-        return margin, (transform(rows[:, 2:]) - self.mean) / self.std
+        r = len(self.raw)
+        return (margin_column(rows, self.features, self.spec()),
+                (transform(rows[:, r:]) - self.mean) / self.std)
 
 
 def make_space(problem: str, names: Sequence[str], rows: np.ndarray,
-               shape: Sequence[str] = DEFAULT_SHAPE) -> MarginSpace:
+               shape: Sequence[str] = DEFAULT_SHAPE, anchored: bool = True) -> MarginSpace:
     """A margin space over the shape features present in `names` (a trace's columns),
-    standardised on `rows`; PolicyError when the margin features are missing."""
-    missing = [f for f in (MARGIN_PLUS, MARGIN_MINUS) if f not in names]
+    standardised on `rows`; PolicyError when a needed feature is missing."""
+    needed = [MARGIN_PLUS, MARGIN_MINUS] + ([DEFAULT_FEATURE] if anchored else [])
+    missing = [f for f in needed if f not in names]
     if missing:
         raise PolicyError(f"the features lack {', '.join(missing)}: a margin policy needs "
-                          f"'{MARGIN_PLUS}' and '{MARGIN_MINUS}'")
+                          f"{', '.join(needed)}")
     unknown = [f for f in shape if f not in names]
     if unknown:
         raise PolicyError(f"unknown shape feature(s) {', '.join(unknown)}")
@@ -88,7 +109,7 @@ def make_space(problem: str, names: Sequence[str], rows: np.ndarray,
     t = transform(np.asarray(rows, dtype=np.float64)[:, cols])
     mean = t.mean(axis=0) if len(t) else np.zeros(len(cols))
     std = np.maximum(t.std(axis=0), 1e-3) if len(t) else np.ones(len(cols))
-    return MarginSpace(problem, list(shape), mean, std)
+    return MarginSpace(problem, list(shape), mean, std, anchored)
 
 
 @dataclass
@@ -167,16 +188,17 @@ def best_shift(scores: np.ndarray, labels: np.ndarray, prefer: float) -> float:
 def space_of(policy: Policy) -> tuple[MarginSpace, np.ndarray]:
     """The margin space a margin policy lives in, and its search vector (for resuming);
     PolicyError when `policy` is not of the margin form."""
-    f = policy.features
+    spec = policy.margin or {}
+    anchored = bool(spec.get("anchor"))
+    r = 3 if anchored else 2
     layer = policy.layers[0] if len(policy.layers) == 1 else None
-    if (f[:2] != [MARGIN_PLUS, MARGIN_MINUS] or layer is None or layer.activation != "linear"
-            or policy.transforms is None or policy.transforms[:2] != list(MARGIN_TRANSFORMS)
-            or not np.allclose(layer.weights[:2, 0], [1.0, -1.0])
-            or not np.allclose(policy.mean[:2], 0.0) or not np.allclose(policy.std[:2], 1.0)):
+    expected = MarginSpace(policy.problem, list(policy.features[r:]), policy.mean[r:].copy(),
+                           policy.std[r:].copy(), anchored)
+    if (not spec or spec != expected.spec() or policy.features[:r] != expected.raw
+            or layer is None or layer.activation != "linear"
+            or not np.allclose(layer.weights[:r + 1, 0], [1.0] + [0.0] * r)):
         raise PolicyError("the policy is not a margin policy (see mlgo_env.margin_policy)")
-    space = MarginSpace(policy.problem, list(f[2:]), policy.mean[2:].copy(),
-                        policy.std[2:].copy())
-    return space, np.concatenate([layer.bias[:1], layer.weights[2:, 0]])
+    return expected, np.concatenate([layer.bias[:1], layer.weights[r + 1:, 0]])
 
 
 def fit_margin_cv(space: MarginSpace, rows: np.ndarray, labels: np.ndarray,

@@ -3,7 +3,8 @@
 
 :class:`CoordinateSearch` (the default) moves one coordinate per round: the candidates are
 ``u +/- sigma_i * e_i``; the better one replaces the incumbent if it scores higher, and
-``sigma_i`` grows after a success and shrinks after a failure. A coordinate move shifts the
+``sigma_i`` grows after a success (or when neither move changed the score: too short a
+step to reach any call site) and shrinks after a failure. A coordinate move shifts the
 boundary only for call sites in a band of margins, so few modules change decisions and
 most candidates' episodes are replays (mlgo_env.replay): the cheapest search per compile.
 
@@ -123,6 +124,10 @@ class CoordinateSearch:
     def tell(self, candidates: Sequence[np.ndarray], scores: Sequence[float]) -> bool:
         best = int(np.argmax(scores))
         i = self._axis
+        if all(s == self.score for s in scores):
+            # Neither move changed a decision that matters: the step is too short.
+            self.sigma[i] = min(self.sigma[i] * self.grow, self.sigma_max)
+            return False
         if scores[best] > self.score:
             self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
             self.sigma[i] = min(self.sigma[i] * self.grow, self.sigma_max)

@@ -8,8 +8,10 @@ trace, then an evolution-strategies search, judged on held-out modules.
    validation modules are played once, at the end, to report.
 2. `mlgo-env trace` records the default's decisions on a sample of the corpus
    (--trace-sampling-rate). The policy is a margin policy (mlgo_env.margin_policy):
-   inline iff threshold - cost_estimate + shift + w.z > 0, in clang's cost units; the
-   warm start fits shift and w to the training modules' traced decisions.
+   inline iff m + shift + w.z > 0, in clang's cost units, m being clang's margin
+   max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
+   (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
+   traced decisions.
 3. The search (mlgo_env.search) over (shift, w): a coordinate search (--method=coordinate,
    the default) or an elitist ES with mirrored perturbations (--method=es), every
    candidate scored on the same fixed training modules that make
@@ -61,6 +63,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--validation-share", type=float, default=0.2)
     p.add_argument("--shape", default=",".join(DEFAULT_SHAPE),
                    help="comma-separated shape features of the margin policy")
+    p.add_argument("--no-anchor", dest="anchor", action="store_false",
+                   help="search the plain margin rule, not the margin anchored to clang's "
+                        "decision (mlgo_env.margin_policy)")
     p.add_argument("--sigma", type=float, default=8.0,
                    help="initial perturbation scale, in clang cost units (5 = one instruction)")
     p.add_argument("--method", choices=("coordinate", "es"), default="coordinate",
@@ -124,15 +129,22 @@ class Trainer:
                              "(raise --trace-sampling-rate?)")
         rows, labels = trace.rows[keep], trace.actions[keep]
         shape = [s for s in self.args.shape.split(",") if s]
-        space = make_space(self.args.problem, trace.feature_names, rows, shape)
-        cols = [trace.feature_names.index(f) for f in space.features]
         groups = [c for c, k in zip(trace.contexts, keep) if k]
-        fit, ridge = fit_margin_cv(space, rows[:, cols], labels, groups)
+        fits = {}
+        for anchored in (False, True):  # the plain margin rule, then the anchored one
+            space = make_space(self.args.problem, trace.feature_names, rows, shape, anchored)
+            cols = [trace.feature_names.index(f) for f in space.features]
+            fits[anchored] = fit_margin_cv(space, rows[:, cols], labels, groups)
         self.clock.times["cloning"] = time.monotonic() - t
+        (plain, _), (fit, ridge) = fits[False], fits[self.args.anchor]
+        if not self.args.anchor:
+            space = make_space(self.args.problem, trace.feature_names, rows, shape, False)
         self.log(f"behavioural cloning: {len(labels)} decisions of {len(set(groups))} "
-                 f"training modules, agreement {fit.agreement:.2%} (shift {fit.u[0]:+.2f}, "
-                 f"|w| {np.linalg.norm(fit.u[1:]):.2f}, ridge {ridge:g})")
+                 f"training modules; the margin rule agrees on {plain.agreement:.2%}, the "
+                 f"{'anchored ' if self.args.anchor else ''}warm start on {fit.agreement:.2%} "
+                 f"(shift {fit.u[0]:+.2f}, |w| {np.linalg.norm(fit.u[1:]):.2f}, ridge {ridge:g})")
         warm = space.policy(fit.u, {"cloning_agreement": fit.agreement,
+                                    "margin_rule_agreement": plain.agreement,
                                     "cloning_decisions": int(len(labels))})
         save_policy(warm, self.args.output + ".warmstart.json")
         return space, fit.u

@@ -220,32 +220,56 @@ def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
     from mlgo_env.margin_policy import make_space
     rng = np.random.default_rng(2)
     rows = margin_rows(rng)
-    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"])
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
+                       anchored=False)
     p = space.policy(np.array([3.0, -2.0, 1.5]))
     obj = p.to_json()
-    assert obj["version"] == 2 and obj["transforms"][:3] == ["at-least-1", "identity", "signed-log1p"]
+    assert obj["version"] == 2 and obj["transforms"] == ["identity"] * 2 + ["signed-log1p"] * 2
+    assert obj["margin"]["plus"] == "threshold" and "anchor" not in obj["margin"]
     save_policy(p, tmp_path / "p.json")
     q = load_policy(tmp_path / "p.json")
     np.testing.assert_allclose(q.logits(rows), p.logits(rows))
-    # logit = threshold - cost + shift + w.z, in cost units
-    margin, z = space.standardised(rows)
+    # logit = max(threshold, 1) - cost + shift + w.z, in cost units
+    _, z = space.standardised(rows)
+    margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
     np.testing.assert_allclose(p.logits(rows), margin + 3.0 + z @ [-2.0, 1.5])
     old = small_policy().to_json()
     assert old["version"] == 1 and old["transform"] == "signed-log1p"
     assert policy_from_json(old).transforms is None
-    bad = dict(obj, transforms=obj["transforms"][:2])
-    with pytest.raises(PolicyError, match="one transform per feature"):
-        policy_from_json(bad)
-    bad = dict(obj, transforms=["identity", "cube"] + obj["transforms"][2:])
-    with pytest.raises(PolicyError, match="unknown transform 'cube'"):
-        policy_from_json(bad)
+    for mutate, message in [
+            (lambda o: o.update(transforms=o["transforms"][:2]), "one transform per feature"),
+            (lambda o: o.update(transforms=["cube"] + o["transforms"][1:]), "unknown transform 'cube'"),
+            (lambda o: o["margin"].update(minus="nope"), "'margin' minus 'nope'"),
+            (lambda o: o["margin"].update(floor="x"), "'margin' floor"),
+            (lambda o: o["layers"][0]["weights"].pop(), "must have 5 rows")]:
+        bad = json.loads(json.dumps(obj))
+        mutate(bad)
+        with pytest.raises(PolicyError, match=message):
+            policy_from_json(bad)
+
+
+def test_anchored_margin_is_the_default_and_moves_in_cost_units():
+    from mlgo_env.margin_policy import make_space
+    rng = np.random.default_rng(3)
+    rows = margin_rows(rng)
+    margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
+    default = ((margin > 0) ^ (rng.random(len(rows)) < 0.05)).astype(float)  # 5% exceptions
+    names = ["threshold", "cost_estimate", "inlining_default", "a", "b"]
+    rows = np.column_stack([rows[:, :2], default, rows[:, 2:]])
+    space = make_space("inlining", names, rows, ["a", "b"])
+    at = lambda shift: space.policy(np.array([shift, 0.0, 0.0])).logits(rows) > 0
+    np.testing.assert_array_equal(at(0.0), default > 0)
+    # +12: also every call site the default refused with a margin above -12
+    np.testing.assert_array_equal(at(12.0), (default > 0) | (margin > -12))
+    np.testing.assert_array_equal(at(-12.0), (default > 0) & (margin > 12))
 
 
 def test_margin_cloning_finds_a_shifted_boundary():
     from mlgo_env.margin_policy import fit_margin_cv, make_space, space_of
     rng = np.random.default_rng(6)
     rows = margin_rows(rng)
-    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"])
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
+                       anchored=False)
     margin, z = space.standardised(rows)
     labels = (margin + 12.0 - 8.0 * z[:, 0] > 0).astype(float)
     groups = [f"m{i % 30}" for i in range(len(rows))]
@@ -254,7 +278,7 @@ def test_margin_cloning_finds_a_shifted_boundary():
     assert 6.0 < fit.u[0] < 18.0 and fit.u[1] < -4.0
     back_space, back_u = space_of(space.policy(fit.u))
     np.testing.assert_allclose(back_u, fit.u)
-    assert back_space.shape == ["a", "b"]
+    assert back_space.shape == ["a", "b"] and not back_space.anchored
     with pytest.raises(PolicyError, match="not a margin policy"):
         space_of(small_policy())
 

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from mlgo_env.margin_policy import space_of
+from mlgo_env.margin_policy import MarginSpace, space_of
 from mlgo_env.policy import load_policy, save_policy
 from mlgo_env.trace_log import read_trace
 
@@ -80,14 +80,21 @@ def test_cloning_agrees_with_the_default(trained):
     _, _, _, policy, _ = trained
     warm = load_policy(str(policy) + ".warmstart.json")
     trace = read_trace(str(policy) + ".trace.log")
-    # The warm start is a margin policy: it cannot copy clang's decision, it must find
-    # the boundary from threshold, cost_estimate and the shape features.
-    space, _ = space_of(warm)
-    assert "inlining_default" not in warm.features and space.shape
+    space, u = space_of(warm)
     decisions = (warm.logits_by_name(trace.feature_names, trace.rows) > 0).astype(float)
     # Every decision of the trace, held-out modules included.
     assert len(trace.actions) > 100
     assert (decisions == trace.actions).mean() >= 0.95
+    # The agreement is not the anchor's doing alone: the same rule without clang's
+    # decision (the plain margin) agrees too...
+    plain = MarginSpace(space.problem, space.shape, space.mean, space.std, anchored=False)
+    plain_decisions = plain.policy(u).logits_by_name(trace.feature_names, trace.rows) > 0
+    assert (plain_decisions == trace.actions).mean() >= 0.95
+    # ...and the search can move the boundary: a shift of 4 instructions changes decisions.
+    for step in (-20.0, 20.0):
+        moved = space.policy(u + np.eye(len(u))[0] * step)
+        changed = (moved.logits_by_name(trace.feature_names, trace.rows) > 0) != decisions
+        assert changed.mean() >= 0.01
 
 
 def test_evaluate_default_total_is_plain_clang(trained, tmp_path):
@@ -119,7 +126,7 @@ def test_bad_policies_are_refused(trained, tmp_path):
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
     obj = json.loads(open(policy).read())
-    obj["features"][0] = "no_such_feature"
+    obj["features"][-1] = "no_such_feature"  # a shape feature
     other.write_text(json.dumps(obj))
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)
