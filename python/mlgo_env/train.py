@@ -66,8 +66,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-anchor", dest="anchor", action="store_false",
                    help="search the plain margin rule, not the margin anchored to clang's "
                         "decision (mlgo_env.margin_policy)")
-    p.add_argument("--sigma", type=float, default=8.0,
-                   help="initial perturbation scale, in clang cost units (5 = one instruction)")
+    p.add_argument("--sigma", type=float, default=10.0,
+                   help="typical initial step, in clang cost units (5 = one instruction)")
     p.add_argument("--method", choices=("coordinate", "es"), default="coordinate",
                    help="coordinate: one coordinate up/down per round; es: mirrored Gaussian "
                         "pairs plus a gradient step (mlgo_env.search)")
@@ -80,6 +80,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--validate-every", type=int, default=0,
                    help="also report the incumbent on the validation modules every K rounds "
                         "(report only, never used to choose; 0: at the end only)")
+    p.add_argument("--report-seconds", type=float, default=15.0,
+                   help="progress line and checkpoint at most this often (and at each new "
+                        "incumbent)")
     p.add_argument("--trace", help="reuse this default trace (its CSV beside it)")
     p.add_argument("--trace-sampling-rate", type=float, default=0.5)
     p.add_argument("--cache-dir")
@@ -238,7 +241,7 @@ class Trainer:
                                  "iteration": 0})
             self.log(f"warm start: score {es.score:+.5f} on the search modules, "
                      f"{check_score:+.5f} on the check modules")
-        last, first = 0.0, iteration + 1
+        last, first, shown = 0.0, iteration + 1, -np.inf
         # At least one round, however little budget the trace and cloning left.
         while iteration < first or time.monotonic() + last < self.deadline:
             t = time.monotonic()
@@ -262,12 +265,19 @@ class Trainer:
                 row["validation_reward_mean"] = v["reward_mean"]
                 row["validation_change"] = v["total_change"]
             self.history.append(row)
-            self.log(report.progress_line(row, es.score, self.clock))
-            report.save_checkpoint(ckpt, {
-                "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
-                "history": self.history, "rng": self.rng.bit_generator.state,
-                "warm": space.policy(u0).to_json()})
+            # Rounds of replays take milliseconds: report and checkpoint every few seconds.
+            if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
+                shown = time.monotonic()
+                self.log(report.progress_line(row, es.score, self.clock))
+                report.save_checkpoint(ckpt, {
+                    "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+                    "history": self.history, "rng": self.rng.bit_generator.state,
+                    "warm": space.policy(u0).to_json()})
             last = time.monotonic() - t
+        report.save_checkpoint(ckpt, {
+            "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+            "history": self.history, "rng": self.rng.bit_generator.state,
+            "warm": space.policy(u0).to_json()})
         chosen = max(self.incumbents, key=lambda c: (c["check"], c["iteration"]))
         self.log(f"chosen: the incumbent of round {chosen['iteration']} (search "
                  f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
