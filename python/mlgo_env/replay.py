@@ -63,6 +63,8 @@ class ReplayCache:
         self.names = list(names)
         self.per_module = per_module
         self.trajectories: dict[str, list[Trajectory]] = defaultdict(list)
+        self._stacked: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._columns: dict[tuple[str, ...], list[int]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -72,16 +74,40 @@ class ReplayCache:
         kept.insert(0, Trajectory(np.asarray(rows, float).reshape(-1, len(self.names)),
                                   np.asarray(actions, dtype=np.int8), result))
         del kept[self.per_module:]
+        self._stacked.pop(module, None)
+
+    def _stack(self, module: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """All of a module's trajectories as one array of rows, their actions, and the
+        offsets where each trajectory starts (so one policy call checks them all)."""
+        if module not in self._stacked:
+            kept = self.trajectories.get(module, [])
+            lengths = [len(t.actions) for t in kept]
+            rows = (np.concatenate([t.rows for t in kept]) if kept
+                    else np.empty((0, len(self.names))))
+            actions = (np.concatenate([t.actions for t in kept]) if kept
+                       else np.empty(0, np.int8))
+            self._stacked[module] = (rows, actions, np.cumsum([0] + lengths))
+        return self._stacked[module]
 
     def lookup(self, policy: Policy, module: str) -> ep.EpisodeResult | None:
-        """The recorded result of the trajectory `policy` would follow on `module`, if any."""
-        columns = [self.names.index(f) for f in policy.features]
-        for t in self.trajectories.get(module, ()):
-            if len(t.actions) == 0 or np.array_equal(
-                    (policy.logits(t.rows[:, columns]) > 0.0).astype(np.int8), t.actions):
-                return dataclasses.replace(t.result, seconds=0.0, policy_seconds=0.0,
-                                           compile_seconds=0.0)
-        return None
+        """The recorded result of the trajectory `policy` would follow on `module`, if any
+        (the most recent such trajectory)."""
+        kept = self.trajectories.get(module)
+        if not kept:
+            return None
+        rows, actions, offsets = self._stack(module)
+        key = tuple(policy.features)
+        if key not in self._columns:
+            self._columns[key] = [self.names.index(f) for f in policy.features]
+        wrong = ((policy.logits(rows[:, self._columns[key]]) > 0.0).astype(np.int8)
+                 != actions) if len(rows) else np.zeros(0, bool)
+        # Mismatches per trajectory: a cumulative count read at the offsets.
+        errors = np.diff(np.concatenate([[0], np.cumsum(wrong)])[offsets])
+        hits = np.flatnonzero(errors == 0)
+        if len(hits) == 0:
+            return None
+        return dataclasses.replace(kept[int(hits[0])].result, seconds=0.0,
+                                   policy_seconds=0.0, compile_seconds=0.0)
 
     def evaluate(self, pool: ep.EpisodePool, policies: Sequence[Policy],
                  modules: Sequence[str]) -> tuple[list[list[ep.EpisodeResult]],
