@@ -1,12 +1,12 @@
-"""Counterfactual search for single decisions worth changing, to sharpen the warm start.
+"""Counterfactual search for single decisions worth changing (a diagnosis tool:
+scripts/flip_census.py).
 
-For a training module, the default trajectory is played once, recording each decision's
+For a module, the default trajectory is played once, recording each decision's
 features; then, for a sample of its decisions, the episode is replayed answering the
 default everywhere except that one decision, which is flipped. Everything before the flip
 is the default, so the flipped decision saw exactly the recorded features. A flip whose
-episode scores a positive reward is an example of "deviate here"; the trainer adds those
-examples (weighted by their reward) to the cloning data and keeps the refitted policy only
-if it does better on the selection modules.
+episode scores a positive reward is an example of "deviate here"; how many there are,
+and where, says how much room a policy has around the default.
 """
 
 from __future__ import annotations

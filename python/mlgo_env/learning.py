@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .policy import Layer, Policy, forward, transform
+from .policy import Layer, Policy, apply_transforms, forward, transform
 
 
 class Adam:
@@ -88,7 +88,7 @@ def clone(policy: Policy, rows: np.ndarray, labels: np.ndarray, weights: np.ndar
           ) -> CloningResult:
     """Behavioural cloning: fits `policy` (its normalisation kept) to decide `labels` (0/1)
     on raw feature `rows`, minimising weighted logistic loss with Adam in minibatches."""
-    x = (transform(rows) - policy.mean) / policy.std
+    x = (apply_transforms(rows, policy.transforms) - policy.mean) / policy.std
     y = np.asarray(labels, dtype=np.float64)
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     current = policy.with_flat(policy.flat())

@@ -1,12 +1,14 @@
 """Small neural policies stored as JSON files that any tool can run.
 
-File format (``"format": "mlgo-env-policy"``, ``"version": 1``)::
+File format (``"format": "mlgo-env-policy"``, ``"version"`` 1 or 2)::
 
     {
-      "format": "mlgo-env-policy", "version": 1,
+      "format": "mlgo-env-policy", "version": 2,
       "problem": "inlining",
-      "features": ["callee_basic_block_count", ..., "inlining_default"],
-      "transform": "signed-log1p",
+      "features": ["threshold", "cost_estimate", "callee_users", ...],
+      "transforms": ["identity", "identity", "signed-log1p", ...],   # version 2
+      "margin": {"plus": "threshold", "floor": 1, "minus": "cost_estimate",  # version 2,
+                 "anchor": "inlining_default", "epsilon": 0.5},             # optional
       "mean": [...], "std": [...],            # one per feature, after the transform
       "layers": [                             # applied in order
         {"weights": [[...], ...],             # shape [inputs][outputs]
@@ -19,9 +21,24 @@ File format (``"format": "mlgo-env-policy"``, ``"version": 1``)::
 
 Running it: take the named features (each a one-element tensor of the observation;
 ``inlining_default`` may instead come from ``info["default_action"]``), transform each
-value ``v`` to ``sign(v) * log(1 + |v|)``, standardise with ``(t - mean) / std``, apply the
-layers (``x @ weights + bias`` then the activation), and answer 1 (inline) when the single
+value ``v`` by its feature's transform (``"signed-log1p"``: ``sign(v) * log(1 + |v|)``;
+``"identity"``: ``v``), standardise with ``(t - mean) / std``, apply the layers
+(``x @ weights + bias`` then the activation), and answer 1 (inline) when the single
 output is above 0, else 0.
+
+With a ``"margin"`` block, the first layer has one more input row, first: the margin
+``m = max(plus, floor) - minus`` of the raw features named (clang's own test is
+``cost < max(1, threshold)``), and, when ``"anchor"`` names a 0/1 feature (the default's
+decision), ``m`` clamped to the anchor's side of the boundary: ``max(m, epsilon)`` where
+the anchor is 1, ``min(m, -epsilon)`` where it is 0. So ``m > 0`` is exactly the anchor's
+decision, and a bias of ``+b`` inlines every call site the default refused whose margin is
+above ``-b`` (and symmetrically for ``-b``): the boundary moves in cost units.
+
+Version 1 files have one ``"transform": "signed-log1p"`` for every feature instead of the
+``"transforms"`` list; they are still read, and a policy whose transforms are all
+signed-log1p and that has no margin block is still written as version 1. The trainer's
+policies are version 2: a linear layer over the (anchored) margin and a few signed-log1p
+standardised shape features; see :mod:`mlgo_env.margin_policy`.
 
 Loading checks everything and raises :class:`PolicyError` naming what is wrong; nothing
 here writes files except :func:`save_policy`, which writes atomically.
@@ -39,7 +56,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 FORMAT = "mlgo-env-policy"
-VERSION = 1
+VERSION = 2
+#: the per-feature transforms a policy may use
+TRANSFORMS = ("signed-log1p", "identity")
 ACTIVATIONS = ("tanh", "relu", "linear")
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
@@ -50,9 +69,30 @@ class PolicyError(ValueError):
 
 
 def transform(values: np.ndarray) -> np.ndarray:
-    """The fixed feature transform: sign(v) * log1p(|v|) (features span many decades)."""
+    """The default feature transform: sign(v) * log1p(|v|) (features span many decades)."""
     values = np.asarray(values, dtype=np.float64)
     return np.sign(values) * np.log1p(np.abs(values))
+
+
+def apply_transforms(rows: np.ndarray, transforms: Sequence[str] | None) -> np.ndarray:
+    """Each column of raw rows [n, features] through its transform (None: all log1p)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    if transforms is None:
+        return transform(rows)
+    identity = np.asarray([t == "identity" for t in transforms], dtype=bool)
+    return np.where(identity, rows, transform(rows))
+
+
+def margin_column(rows: np.ndarray, features: Sequence[str], spec: Mapping[str, Any]
+                  ) -> np.ndarray:
+    """The margin input of a policy with a "margin" block, for raw rows [n, features]."""
+    col = {f: i for i, f in enumerate(features)}
+    rows = np.asarray(rows, dtype=np.float64)
+    m = np.maximum(rows[:, col[spec["plus"]]], spec["floor"]) - rows[:, col[spec["minus"]]]
+    if spec.get("anchor"):
+        eps = spec["epsilon"]
+        m = np.where(rows[:, col[spec["anchor"]]] > 0.5, np.maximum(m, eps), np.minimum(m, -eps))
+    return m
 
 
 @dataclass
@@ -72,6 +112,10 @@ class Policy:
     std: np.ndarray
     layers: list[Layer]
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: one of TRANSFORMS per feature; None means signed-log1p for every feature
+    transforms: list[str] | None = None
+    #: the margin block (see the module doc), or None
+    margin: dict[str, Any] | None = None
 
     # -- evaluation ------------------------------------------------------------------
     def features_of(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
@@ -94,8 +138,19 @@ class Policy:
 
     def logits(self, rows: np.ndarray) -> np.ndarray:
         """Logits for raw feature rows of shape [n, features]."""
-        x = (transform(rows) - self.mean) / self.std
+        x = (apply_transforms(rows, self.transforms) - self.mean) / self.std
+        if self.margin is not None:
+            x = np.column_stack([margin_column(rows, self.features, self.margin), x])
         return forward(self.layers, x)
+
+    def logits_by_name(self, names: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """Logits for raw rows whose columns are the features `names` (a superset of the
+        policy's, in any order), e.g. a trace's rows."""
+        where = {n: i for i, n in enumerate(names)}
+        missing = [f for f in self.features if f not in where]
+        if missing:
+            raise PolicyError(f"the rows lack feature(s) {', '.join(missing)}")
+        return self.logits(np.asarray(rows)[:, [where[f] for f in self.features]])
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> int:
         """The decision for one observation: 1 when the logit is above 0."""
@@ -118,13 +173,25 @@ class Policy:
         if at != vector.size:
             raise PolicyError(f"parameter vector has {vector.size} values, policy needs {at}")
         return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
-                      layers, dict(self.metadata))
+                      layers, dict(self.metadata),
+                      None if self.transforms is None else list(self.transforms),
+                      None if self.margin is None else dict(self.margin))
 
     # -- JSON ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
+        """The file's JSON: version 1 when every transform is signed-log1p, else 2."""
+        if self.margin is None and (self.transforms is None
+                                    or all(t == "signed-log1p" for t in self.transforms)):
+            head: dict[str, Any] = {"version": 1, "transform": "signed-log1p"}
+        else:
+            head = {"version": VERSION, "transforms": list(self.transforms or
+                                                           ["signed-log1p"] * len(self.features))}
+            if self.margin is not None:
+                head["margin"] = dict(self.margin)
         return {
-            "format": FORMAT, "version": VERSION, "problem": self.problem,
-            "features": list(self.features), "transform": "signed-log1p",
+            "format": FORMAT, "version": head["version"], "problem": self.problem,
+            "features": list(self.features),
+            **{k: v for k, v in head.items() if k != "version"},
             "mean": self.mean.tolist(), "std": self.std.tolist(),
             "layers": [{"weights": l.weights.tolist(), "bias": l.bias.tolist(),
                         "activation": l.activation} for l in self.layers],
@@ -189,9 +256,10 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
         raise PolicyError(f"{where}: not a JSON object")
     if obj.get("format") != FORMAT:
         raise PolicyError(f"{where}: 'format' is {obj.get('format')!r}, expected {FORMAT!r}")
-    if obj.get("version") != VERSION:
-        raise PolicyError(f"{where}: version {obj.get('version')!r} is not supported "
-                          f"(this reader knows {VERSION})")
+    version = obj.get("version")
+    if version not in (1, VERSION) or isinstance(version, bool):
+        raise PolicyError(f"{where}: version {version!r} is not supported "
+                          f"(this reader knows 1 and {VERSION})")
     problem = obj.get("problem")
     if not isinstance(problem, str) or not problem:
         raise PolicyError(f"{where}: 'problem' must name the problem")
@@ -201,9 +269,9 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
         raise PolicyError(f"{where}: 'features' must be a non-empty list of names")
     if len(set(features)) != len(features):
         raise PolicyError(f"{where}: 'features' names a feature twice")
-    if obj.get("transform", "signed-log1p") != "signed-log1p":
-        raise PolicyError(f"{where}: unknown transform {obj.get('transform')!r}")
     n = len(features)
+    transforms = _transforms(obj, version, n, where)
+    margin = _margin(obj, features, where) if version == VERSION else None
     mean = _number_list(obj.get("mean"), f"{where}: 'mean'", n)
     std = _number_list(obj.get("std"), f"{where}: 'std'", n)
     if np.any(std <= 0):
@@ -211,14 +279,15 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
     raw_layers = obj.get("layers")
     if not isinstance(raw_layers, list) or not raw_layers:
         raise PolicyError(f"{where}: 'layers' must be a non-empty list")
-    layers, inputs = [], n
+    layers, inputs = [], n + (margin is not None)
     for i, raw in enumerate(raw_layers):
         lw = f"{where}: layer {i}"
         if not isinstance(raw, dict):
             raise PolicyError(f"{lw}: not an object")
         rows = raw.get("weights")
         if not isinstance(rows, list) or len(rows) != inputs:
-            raise PolicyError(f"{lw}: 'weights' must have {inputs} rows (one per input)")
+            raise PolicyError(f"{lw}: 'weights' must have {inputs} rows (one per input"
+                              f"{', the margin first' if i == 0 and margin else ''})")
         outputs = len(rows[0]) if rows and isinstance(rows[0], list) else 0
         if outputs == 0:
             raise PolicyError(f"{lw}: 'weights' rows must be non-empty lists")
@@ -235,7 +304,47 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise PolicyError(f"{where}: 'metadata' must be an object")
-    return Policy(problem, list(features), mean, std, layers, metadata)
+    return Policy(problem, list(features), mean, std, layers, metadata, transforms, margin)
+
+
+def _margin(obj: dict[str, Any], features: list[str], where: str) -> dict[str, Any] | None:
+    """The validated margin block of a version-2 file, or None."""
+    spec = obj.get("margin")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise PolicyError(f"{where}: 'margin' must be an object")
+    out: dict[str, Any] = {}
+    for key in ("plus", "minus", "anchor"):
+        name = spec.get(key)
+        if key == "anchor" and name is None:
+            continue
+        if name not in features:
+            raise PolicyError(f"{where}: 'margin' {key} {name!r} is not one of the features")
+        out[key] = name
+    for key, default in (("floor", None), ("epsilon", 0.5)):
+        value = spec.get(key, default)
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or not math.isfinite(value) or (key == "epsilon" and value < 0)):
+            raise PolicyError(f"{where}: 'margin' {key} must be a finite number")
+        out[key] = float(value)
+    return out
+
+
+def _transforms(obj: dict[str, Any], version: int, n: int, where: str) -> list[str] | None:
+    """The per-feature transforms of a file (None: version 1's signed-log1p for all)."""
+    if version == 1:
+        if obj.get("transform", "signed-log1p") != "signed-log1p":
+            raise PolicyError(f"{where}: unknown transform {obj.get('transform')!r}")
+        return None
+    transforms = obj.get("transforms")
+    if not isinstance(transforms, list) or len(transforms) != n:
+        raise PolicyError(f"{where}: 'transforms' must list one transform per feature ({n})")
+    unknown = [t for t in transforms if t not in TRANSFORMS]
+    if unknown:
+        raise PolicyError(f"{where}: unknown transform {unknown[0]!r} (known: "
+                          f"{', '.join(TRANSFORMS)})")
+    return list(transforms)
 
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:

@@ -1,24 +1,37 @@
-"""Trains an inlining-for-size policy: behavioural cloning on a default trace, then
-antithetic evolution strategies on per-module rewards, judged on held-out modules.
+"""Trains an inlining-for-size policy: behavioural cloning of clang's default on a default
+trace, then an evolution-strategies search, judged on held-out modules.
 
     python -m mlgo_env.train --problem=inlining --corpus=DIR --output=policy.json \\
         --minutes=20 [--workers=2] [--remote=unix:PATH] [--seed=0]
 
-Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.warmstart.json (the cloned
-policy, before search), OUTPUT.ckpt.npz (resumable with
---resume), OUTPUT.png (learning curve) and OUTPUT.history.json. The minutes budget covers
-everything before the final validation (trace, cloning, search); the validation of the
-best policy on the held-out modules runs after it and is reported.
+1. The corpus is split by a seeded hash of module names (--validation-share); the
+   validation modules are played once, at the end, to report.
+2. `mlgo-env trace` records the default's decisions on a sample of the corpus
+   (--trace-sampling-rate). The policy is a margin policy (mlgo_env.margin_policy):
+   inline iff m + shift + w.z > 0, in clang's cost units, m being clang's margin
+   max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
+   (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
+   traced decisions.
+3. The search (mlgo_env.search) over (shift, w): a coordinate search (--method=coordinate,
+   the default) or an elitist ES with mirrored perturbations (--method=es), every
+   candidate scored on the same fixed training modules that make
+   decisions (--search-modules), by a blend of the mean per-module reward (1 - policy
+   bytes / default bytes) and the total reduction (--total-weight). Episodes whose
+   decisions a recorded trajectory already covers are replayed, not compiled
+   (mlgo_env.replay), so only modules whose decisions change cost a compile.
+4. Each new incumbent is also scored on other training modules (--check-modules); the
+   incumbent scoring best there is the result. Validation modules are never used to
+   choose.
 
-The objective is the mean of per-module rewards (1 - policy bytes / default bytes), so
-no single large module dominates; the best policy is chosen on a fixed selection subset
-of the training modules, never on the validation modules.
+Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.warmstart.json,
+OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
+OUTPUT.history.json and OUTPUT.trace.log (+ .csv). The minutes budget covers everything
+before the final validation, which runs after it.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -27,11 +40,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import episodes as ep
-from . import flip_search
-from .learning import (Adam, antithetic_directions, calibrate_sigma, clone, es_gradient,
-                       normalise_margin, standardisation)
-from .policy import Policy, PolicyError, new_policy, policy_from_json, save_policy
-from .trace_log import read_trace
+from . import train_report as report
+from .margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
+from .policy import Policy, PolicyError, policy_from_json, save_policy
+from .replay import ReplayCache, seed_from_trace
+from .search import CoordinateSearch, ElitistES, objective
+from .trace_log import Trace, read_trace
 from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env, run_trace,
                              split_modules)
 
@@ -47,29 +61,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--remote", help="unix:PATH or HOST:PORT of an mlgo-env server")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--validation-share", type=float, default=0.2)
-    p.add_argument("--hidden", type=int, default=0,
-                   help="tanh hidden units (0: a linear policy, few parameters for ES to search)")
-    p.add_argument("--sigma", type=float, default=0.0,
-                   help="ES perturbation scale (0: calibrated so a perturbation changes about "
-                        "--flip-rate of the traced decisions)")
-    p.add_argument("--flip-rate", type=float, default=0.03)
-    p.add_argument("--lr", type=float, default=0.05, help="ES Adam step size")
-    p.add_argument("--directions", type=int, default=4, help="antithetic pairs per iteration")
-    p.add_argument("--batch", type=int, default=16, help="training modules per iteration")
-    p.add_argument("--select-modules", type=int, default=32)
-    p.add_argument("--select-every", type=int, default=4)
+    p.add_argument("--shape", default=",".join(DEFAULT_SHAPE),
+                   help="comma-separated shape features of the margin policy")
+    p.add_argument("--no-anchor", dest="anchor", action="store_false",
+                   help="search the plain margin rule, not the margin anchored to clang's "
+                        "decision (mlgo_env.margin_policy)")
+    p.add_argument("--sigma", type=float, default=10.0,
+                   help="typical initial step, in clang cost units (5 = one instruction)")
+    p.add_argument("--method", choices=("coordinate", "es"), default="coordinate",
+                   help="coordinate: one coordinate up/down per round; es: mirrored Gaussian "
+                        "pairs plus a gradient step (mlgo_env.search)")
+    p.add_argument("--pairs", type=int, default=4, help="es: mirrored pairs per round")
+    p.add_argument("--total-weight", type=float, default=0.5,
+                   help="weight of the total-bytes reduction in the score (the rest: the "
+                        "mean per-module reward)")
+    p.add_argument("--search-modules", type=int, default=200)
+    p.add_argument("--check-modules", type=int, default=100)
     p.add_argument("--validate-every", type=int, default=0,
-                   help="also report the best policy on the validation modules every K "
-                        "iterations (report only: never used to choose; 0: at the end only)")
-    p.add_argument("--flip-minutes", type=float, default=0.0,
-                   help="minutes of counterfactual single-decision search after cloning "
-                        "(see mlgo_env.flip_search); 0: none")
-    p.add_argument("--flips-per-module", type=int, default=6)
-    p.add_argument("--flip-weight", type=float, default=50.0,
-                   help="cloning weight of one found improvement, relative to a traced decision")
-    p.add_argument("--trace", help="reuse this default trace instead of tracing")
-    p.add_argument("--trace-sampling-rate", type=float, default=1.0)
+                   help="also report the incumbent on the validation modules every K rounds "
+                        "(report only, never used to choose; 0: at the end only)")
+    p.add_argument("--report-seconds", type=float, default=15.0,
+                   help="progress line and checkpoint at most this often (and at each new "
+                        "incumbent)")
+    p.add_argument("--trace", help="reuse this default trace (its CSV beside it)")
+    p.add_argument("--trace-sampling-rate", type=float, default=0.5)
     p.add_argument("--cache-dir")
+    p.add_argument("--temp-dir", help="compilers' scratch directory (default /dev/shm if "
+                                      "writable)")
     p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
     p.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt.npz")
     p.add_argument("--quiet", action="store_true")
@@ -82,69 +100,82 @@ class Trainer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.rng = np.random.default_rng(args.seed)
-        self.start = time.monotonic()
-        self.deadline = self.start + args.minutes * 60.0
+        self.clock = report.Clock()
+        self.deadline = self.clock.start + args.minutes * 60.0
         self.history: list[dict[str, Any]] = []
-        # "episodes": wall time of evaluation rounds; "clang", "policy": summed over
-        # episodes (they overlap across workers); the rest of an episode is host time.
-        self.decision_modules: set[str] = set()   # modules known to have decisions
-        self.no_decisions: set[str] = set()       # modules known to have none
-        self.times = {"episodes": 0.0, "clang": 0.0, "policy": 0.0, "host": 0.0,
-                      "trace": 0.0, "cloning": 0.0}
-        self.episodes = 0
+        self.incumbents: list[dict[str, Any]] = []  # {"iteration", "u", "score", "check"}
 
     def log(self, text: str) -> None:
         if not self.args.quiet:
-            print(f"[{time.monotonic() - self.start:7.1f}s] {text}", flush=True)
+            print(f"[{self.clock.elapsed():7.1f}s] {text}", flush=True)
 
     # -- phases -------------------------------------------------------------------------
-    def warm_start(self, train: list[str]) -> Policy:
+    def trace(self) -> tuple[Trace, str]:
+        """The default trace (made unless --trace names one) and its CSV path."""
         a = self.args
-        trace_path = a.trace or a.output + ".trace.log"
-        if not a.trace:
+        path = a.trace or a.output + ".trace.log"
+        if not a.trace and not (a.resume and os.path.exists(path + ".csv")):
             t = time.monotonic()
-            self.log(f"tracing the default policy -> {trace_path}")
-            run_trace(find_mlgo_env(a.mlgo_env), a.problem, a.corpus, trace_path, a.workers,
+            self.log(f"tracing the default policy on {a.trace_sampling_rate:.0%} of the "
+                     f"corpus -> {path}")
+            run_trace(find_mlgo_env(a.mlgo_env), a.problem, a.corpus, path, a.workers,
                       a.seed, a.trace_sampling_rate, a.cache_dir)
-            self.times["trace"] = time.monotonic() - t
-        t = time.monotonic()
-        trace = read_trace(trace_path)
-        keep = np.asarray([c in set(train) for c in trace.contexts], dtype=bool)
-        rows, labels = trace.rows[keep], trace.actions[keep]
-        if len(labels) == 0:
-            raise ValueError("the default trace holds no decision of a training module")
-        mean, std = standardisation(rows)
-        policy = new_policy(a.problem, trace.feature_names, mean, std, a.hidden, self.rng)
-        # Weight the classes equally so the rarer decision is not ignored.
-        pos = max(labels.mean(), 1e-6)
-        weights = np.where(labels > 0.5, 0.5 / pos, 0.5 / max(1 - pos, 1e-6))
-        result = clone(policy, rows, labels, weights, epochs=20, rng=self.rng)
-        unweighted = float(((result.policy.logits(rows) > 0) == (labels > 0.5)).mean())
-        self.times["cloning"] = time.monotonic() - t
-        traced = len({c for c, k in zip(trace.contexts, keep) if k})
-        self.log(f"behavioural cloning: {len(labels)} decisions of {traced} training modules, "
-                 f"agreement {unweighted:.2%} (loss {result.loss:.4f})")
-        result.policy.metadata = {"cloning_agreement": unweighted, "cloning_decisions": len(labels)}
-        policy = normalise_margin(result.policy, rows)
-        save_policy(policy, a.output + ".warmstart.json")
-        self.cloning_data = (rows, labels, weights)
-        self.decision_modules = {c for c, k in zip(trace.contexts, keep) if k}
-        return policy
+            self.clock.times["trace"] = time.monotonic() - t
+        return read_trace(path), path + ".csv"
 
-    def evaluate(self, pool: ep.EpisodePool, policies: Sequence[Policy], modules: Sequence[str]
-                 ) -> list[list[ep.EpisodeResult]]:
-        jobs = [(m, ep.policy_decider(p)) for p in policies for m in modules]
+    def warm_start(self, trace: Trace, train: set[str]) -> tuple[MarginSpace, np.ndarray]:
+        """Behavioural cloning of the default on the training modules' decisions."""
         t = time.monotonic()
-        results = pool.play(jobs)
-        self.no_decisions.update(r.module for r in results if r.steps == 0)
-        self.times["episodes"] += time.monotonic() - t
-        self.times["policy"] += sum(r.policy_seconds for r in results)
-        self.times["clang"] += sum(r.compile_seconds for r in results)
-        self.times["host"] += sum(max(r.seconds - r.compile_seconds - r.policy_seconds, 0.0)
-                                  for r in results)
-        self.episodes += len(results)
-        n = len(modules)
-        return [results[i * n:(i + 1) * n] for i in range(len(policies))]
+        keep = np.asarray([c in train for c in trace.contexts], dtype=bool)
+        if not keep.any():
+            raise ValueError("the default trace holds no decision of a training module "
+                             "(raise --trace-sampling-rate?)")
+        rows, labels = trace.rows[keep], trace.actions[keep]
+        shape = [s for s in self.args.shape.split(",") if s]
+        groups = [c for c, k in zip(trace.contexts, keep) if k]
+        fits = {}
+        for anchored in (False, True):  # the plain margin rule, then the anchored one
+            space = make_space(self.args.problem, trace.feature_names, rows, shape, anchored)
+            cols = [trace.feature_names.index(f) for f in space.features]
+            fits[anchored] = fit_margin_cv(space, rows[:, cols], labels, groups)
+        self.clock.times["cloning"] = time.monotonic() - t
+        (plain, _), (fit, ridge) = fits[False], fits[self.args.anchor]
+        if not self.args.anchor:
+            space = make_space(self.args.problem, trace.feature_names, rows, shape, False)
+        self.log(f"behavioural cloning: {len(labels)} decisions of {len(set(groups))} "
+                 f"training modules; the margin rule agrees on {plain.agreement:.2%}, the "
+                 f"{'anchored ' if self.args.anchor else ''}warm start on {fit.agreement:.2%} "
+                 f"(shift {fit.u[0]:+.2f}, |w| {np.linalg.norm(fit.u[1:]):.2f}, ridge {ridge:g})")
+        warm = space.policy(fit.u, {"cloning_agreement": fit.agreement,
+                                    "margin_rule_agreement": plain.agreement,
+                                    "cloning_decisions": int(len(labels))})
+        save_policy(warm, self.args.output + ".warmstart.json")
+        return space, fit.u
+
+    def score(self, pool: ep.EpisodePool, cache: ReplayCache, space: MarginSpace,
+              vectors: Sequence[np.ndarray], modules: Sequence[str]
+              ) -> tuple[list[float], list[list[ep.EpisodeResult]]]:
+        """Scores of search vectors on `modules` (replays where possible)."""
+        t = time.monotonic()
+        table, played = cache.evaluate(pool, [space.policy(u) for u in vectors], modules)
+        self.clock.account(played, len(vectors) * len(modules) - len(played),
+                           time.monotonic() - t)
+        return [objective(r, self.args.total_weight) for r in table], table
+
+    def choose_modules(self, cache: ReplayCache, train: list[str]
+                       ) -> tuple[list[str], list[str]]:
+        """(search, check): disjoint fixed sets of training modules the trace saw decide."""
+        deciding = sorted(m for m in train if any(
+            len(t.actions) for t in cache.trajectories.get(m, ())))
+        if not deciding:
+            raise ValueError("no training module in the trace makes an inlining decision")
+        # Its own generator: the same sets when a run is resumed.
+        pick = np.random.default_rng([self.args.seed, 1])
+        order = [deciding[i] for i in pick.permutation(len(deciding))]
+        a = self.args
+        n_check = min(a.check_modules, len(order) // 3)
+        n_search = min(a.search_modules, len(order) - n_check)
+        return order[:n_search], order[n_search:n_search + n_check]
 
     def run(self) -> int:
         a = self.args
@@ -156,197 +187,133 @@ class Trainer:
         if not train or not val:
             raise ValueError(f"corpus has {len(modules)} modules: too few to split into "
                              "training and validation")
-        out_dir = os.path.dirname(os.path.abspath(a.output))
-        if not os.access(out_dir, os.W_OK):
-            raise ValueError(f"cannot write the policy into '{out_dir}'")
+        if not os.access(os.path.dirname(os.path.abspath(a.output)), os.W_OK):
+            raise ValueError(f"cannot write the policy into '{os.path.dirname(a.output)}'")
         self.log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
         ckpt = a.output + ".ckpt.npz"
-        state = self.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
-        policy = state["policy"] if state else self.warm_start(train)
-        # Selection modules: training modules seen making decisions (all, if none were seen).
-        candidates = sorted(self.decision_modules) or train
-        select = list(self.rng.choice(candidates, size=min(a.select_modules, len(candidates)),
-                                      replace=False))
-        with ep.EpisodePool(env_factory(a.problem, a.corpus, a.remote, a.cache_dir),
-                            a.workers) as pool:
-            if not state and a.flip_minutes > 0:
-                policy = self.sharpen(pool, policy, train, select)
-            best, best_score = self.search(pool, policy, train, select, val, ckpt, state)
-            self.log("validating the best policy on the held-out modules")
-            val_results = self.evaluate(pool, [best], val)[0]
+        state = report.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
+        trace, csv_path = self.trace()
+        if state:
+            space, u0 = space_of(policy_from_json(state["warm"], f"checkpoint '{ckpt}'"))
+            self.rng.bit_generator.state = state["rng"]
+            self.log(f"resuming from {ckpt} at round {state['iteration']}")
+        else:
+            space, u0 = self.warm_start(trace, set(train))
+        cache = ReplayCache(trace.feature_names)
+        seed_from_trace(cache, trace, csv_path, train)
+        search, check = self.choose_modules(cache, train)
+        self.log(f"search on {len(search)} training modules, check on {len(check)}")
+        with ep.EpisodePool(self.env_factory(), a.workers) as pool:
+            best = self.search(pool, cache, space, u0, search, check, val, ckpt, state)
+            self.log("validating the chosen policy on the held-out modules")
+            t = time.monotonic()
+            val_results = pool.play([(m, ep.policy_decider(best)) for m in val])
+            self.clock.account(val_results, 0, time.monotonic() - t)
+        self.finish(best, val_results, train, val, search, check)
+        return 0
+
+    def env_factory(self) -> Any:
+        a = self.args
+        temp = a.temp_dir
+        if temp is None and not a.remote and os.access("/dev/shm", os.W_OK):
+            temp = "/dev/shm"
+        return env_factory(a.problem, a.corpus, a.remote, a.cache_dir, temp)
+
+    def search(self, pool: ep.EpisodePool, cache: ReplayCache, space: MarginSpace,
+               u0: np.ndarray, search: list[str], check: list[str], val: list[str],
+               ckpt: str, state: dict[str, Any] | None) -> Policy:
+        """The ES rounds until the deadline; returns the incumbent best on `check`."""
+        a = self.args
+        sigma = np.full(u0.size, a.sigma)
+        es = (CoordinateSearch(u0.copy(), sigma) if a.method == "coordinate"
+              else ElitistES(u0.copy(), sigma, pairs=a.pairs))
+        iteration = 0
+        if state:
+            es.load(state["es"])
+            iteration, self.incumbents = state["iteration"], state["incumbents"]
+            self.history = state["history"]
+        else:
+            (es.score,), _ = self.score(pool, cache, space, [u0], search)
+            (check_score,), _ = self.score(pool, cache, space, [u0], check)
+            self.incumbents.append({"iteration": 0, "u": u0.tolist(), "score": es.score,
+                                    "check": check_score})
+            self.history.append({"phase": "warm", "score": es.score, "check_score": check_score,
+                                 "iteration": 0})
+            self.log(f"warm start: score {es.score:+.5f} on the search modules, "
+                     f"{check_score:+.5f} on the check modules")
+        last, first, shown = 0.0, iteration + 1, -np.inf
+        # At least one round, however little budget the trace and cloning left.
+        while iteration < first or time.monotonic() + last < self.deadline:
+            t = time.monotonic()
+            iteration += 1
+            candidates = es.propose(self.rng)
+            scores, table = self.score(pool, cache, space, candidates, search)
+            top = int(np.argmax(scores))
+            rewards = np.asarray([r.reward for r in table[top]])
+            row = {"phase": "search", "iteration": iteration, "score": scores[top],
+                   "reward_mean": float(rewards.mean()), **_quantiles(rewards),
+                   "total_change": ep.summarise(table[top])["total_change"],
+                   "seconds": self.clock.elapsed()}
+            if es.tell(candidates, scores):
+                (row["check_score"],), _ = self.score(pool, cache, space, [es.u], check)
+                self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
+                                        "score": es.score, "check": row["check_score"]})
+            row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
+            if a.validate_every and iteration % a.validate_every == 0:
+                v = ep.summarise(pool.play([(m, ep.policy_decider(space.policy(es.u)))
+                                            for m in val]))
+                row["validation_reward_mean"] = v["reward_mean"]
+                row["validation_change"] = v["total_change"]
+            self.history.append(row)
+            # Rounds of replays take milliseconds: report and checkpoint every few seconds.
+            if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
+                shown = time.monotonic()
+                self.log(report.progress_line(row, es.score, self.clock))
+                report.save_checkpoint(ckpt, {
+                    "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+                    "history": self.history, "rng": self.rng.bit_generator.state,
+                    "warm": space.policy(u0).to_json()})
+            last = time.monotonic() - t
+        report.save_checkpoint(ckpt, {
+            "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+            "history": self.history, "rng": self.rng.bit_generator.state,
+            "warm": space.policy(u0).to_json()})
+        chosen = max(self.incumbents, key=lambda c: (c["check"], c["iteration"]))
+        self.log(f"chosen: the incumbent of round {chosen['iteration']} (search "
+                 f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
+                 f"{len(self.incumbents)} incumbents")
+        self.chosen = chosen
+        return space.policy(np.asarray(chosen["u"]))
+
+    def finish(self, best: Policy, val_results: list[ep.EpisodeResult], train: list[str],
+               val: list[str], search: list[str], check: list[str]) -> None:
+        """Writes the policy, history and curve, and reports the validation result."""
+        a = self.args
         summary = ep.summarise(val_results)
         best.metadata.update({
             "trained_minutes": a.minutes, "seed": a.seed,
             "validation_share": a.validation_share, "corpus": os.path.abspath(a.corpus),
             "training_modules": len(train), "validation_modules": len(val),
-            "selection_reward_mean": best_score, "validation": summary,
-            "episodes": self.episodes})
+            "search_modules": len(search), "check_modules": len(check),
+            "chosen_round": self.chosen["iteration"], "search_score": self.chosen["score"],
+            "check_score": self.chosen["check"], "total_weight": a.total_weight,
+            "validation": summary, "episodes": self.clock.played,
+            "replayed": self.clock.replayed})
         save_policy(best, a.output)
         self.history.append({"phase": "validation", **summary})
-        self.write_history()
-        self.plot()
+        report.write_history(a.output + ".history.json", self.history)
+        report.plot(a.output + ".png", self.history)
         self.log(f"validation ({len(val)} modules never trained on): default "
                  f"{summary['default_total']:.0f} bytes, policy {summary['policy_total']:.0f} "
                  f"bytes, change {summary['total_change'] * 100:+.2f}%, mean per-module reward "
                  f"{summary['reward_mean']:+.5f}")
-        self.log(f"{self.episodes} episodes, {self.episodes / max(time.monotonic() - self.start, 1e-9):.2f}"
-                 f" episodes/s overall; wrote {a.output}")
-        return 0
+        self.log(f"{self.clock.played} episodes played ({self.clock.played / self.clock.elapsed():.2f}"
+                 f"/s overall), {self.clock.replayed} replayed; wrote {a.output}")
 
-    def sharpen(self, pool: ep.EpisodePool, policy: Policy, train: list[str],
-                select: list[str]) -> Policy:
-        """Flip search, then a refit with the improvements found, kept only if it does
-        better than `policy` on the selection modules."""
-        a = self.args
-        stop = min(time.monotonic() + a.flip_minutes * 60.0, self.deadline)
-        order = [train[i] for i in self.rng.permutation(len(train))]
-        flips: list[flip_search.Flip] = []
-        at = 0
-        while time.monotonic() < stop and at < len(order):
-            chunk = order[at:at + 4 * a.workers]
-            at += len(chunk)
-            t = time.monotonic()
-            flips += flip_search.search(pool, policy, chunk, a.flips_per_module, self.rng)
-            self.times["episodes"] += time.monotonic() - t
-        good = [f for f in flips if f.reward > 0]
-        if flips:  # kept for analysis: which single deviations paid off, and where
-            np.savez(a.output + ".flips.npz", features=np.stack([f.features for f in flips]),
-                     default=np.asarray([f.default for f in flips]),
-                     reward=np.asarray([f.reward for f in flips]),
-                     module=np.asarray([f.module for f in flips]),
-                     names=np.asarray(policy.features))
-        self.log(f"flip search: {len(flips)} single flips on {at} modules, {len(good)} improve "
-                 f"their module (best {max([f.reward for f in good], default=0):+.4f})")
-        if not good:
-            return policy
-        rows, labels, weights = self.cloning_data
-        mean_gain = float(np.mean([f.reward for f in good]))
-        rows = np.vstack([rows, np.stack([f.features for f in good])])
-        labels = np.concatenate([labels, [1.0 - f.default for f in good]])
-        weights = np.concatenate([weights, [a.flip_weight * f.reward / mean_gain for f in good]])
-        refit = clone(policy, rows, labels, weights, epochs=20, rng=self.rng).policy
-        scores = [ep.summarise(r)["reward_mean"] for r in self.evaluate(pool, [policy, refit], select)]
-        self.log(f"refit with the flips: selection reward {scores[1]:+.5f} vs {scores[0]:+.5f}; "
-                 f"{'kept' if scores[1] > scores[0] else 'dropped'}")
-        self.history.append({"phase": "flips", "found": len(good), "tried": len(flips),
-                             "refit_select": scores[1], "warm_select": scores[0]})
-        return refit if scores[1] > scores[0] else policy
 
-    def search(self, pool: ep.EpisodePool, policy: Policy, train: list[str],
-               select: list[str], val: list[str], ckpt: str, state: dict[str, Any] | None
-               ) -> tuple[Policy, float]:
-        a = self.args
-        theta = policy.flat()
-        opt = Adam(theta.size, a.lr)
-        iteration = 0
-        if state:
-            theta, iteration = state["theta"], state["iteration"]
-            opt.load(state)
-            best, best_score = policy.with_flat(state["best"]), float(state["best_score"])
-            self.history = state["history"]
-        else:
-            best = policy
-            best_score = ep.summarise(self.evaluate(pool, [policy], select)[0])["reward_mean"]
-            self.history.append({"phase": "select", "iteration": 0, "reward_mean": best_score})
-            self.log(f"selection reward of the warm start: {best_score:+.5f}")
-        sigma = state["sigma"] if state else a.sigma
-        if sigma <= 0:
-            rows = self.cloning_data[0] if hasattr(self, "cloning_data") else None
-            sigma = (calibrate_sigma(policy, rows[:4000], a.flip_rate, self.rng)
-                     if rows is not None and len(rows) else 0.1)
-            self.log(f"perturbation scale {sigma:.4f} (changes ~{a.flip_rate:.0%} of decisions)")
-        last, first = 0.0, iteration + 1
-        # At least one iteration, however little budget the trace and cloning left.
-        while iteration < first or time.monotonic() + last < self.deadline:
-            t = time.monotonic()
-            iteration += 1
-            # Modules without any decision score 0 whatever the policy: leave them out once known.
-            pool_modules = [m for m in train if m not in self.no_decisions]
-            batch = list(self.rng.choice(pool_modules, size=min(a.batch, len(pool_modules)),
-                                         replace=False))
-            dirs = antithetic_directions(self.rng, a.directions, theta.size)
-            candidates = [policy.with_flat(theta + s * sigma * d) for d in dirs for s in (1, -1)]
-            results = self.evaluate(pool, candidates, batch)
-            means = np.asarray([ep.summarise(r)["reward_mean"] for r in results])
-            theta = theta + opt.step(es_gradient(dirs, means[0::2], means[1::2]))
-            rewards = np.asarray([r.reward for rs in results for r in rs])
-            row = {"phase": "train", "iteration": iteration, "reward_mean": float(rewards.mean()),
-                   "p10": float(np.quantile(rewards, 0.1)), "p50": float(np.median(rewards)),
-                   "p90": float(np.quantile(rewards, 0.9)), "seconds": time.monotonic() - self.start}
-            if iteration % a.select_every == 0:
-                current = policy.with_flat(theta)
-                score = ep.summarise(self.evaluate(pool, [current], select)[0])["reward_mean"]
-                row["select_reward_mean"] = score
-                if score > best_score:
-                    best, best_score = current, score
-            if a.validate_every and iteration % a.validate_every == 0:
-                v = ep.summarise(self.evaluate(pool, [best], val)[0])
-                row["validation_reward_mean"] = v["reward_mean"]
-                row["validation_change"] = v["total_change"]
-            self.history.append(row)
-            self.progress(row, best_score)
-            self.save_checkpoint(ckpt, theta, opt, iteration, best, best_score, sigma)
-            last = time.monotonic() - t
-        return best, best_score
-
-    # -- reporting and checkpoints --------------------------------------------------------
-    def progress(self, row: dict[str, Any], best: float) -> None:
-        elapsed = max(time.monotonic() - self.start, 1e-9)
-        sel = f" select {row['select_reward_mean']:+.5f}" if "select_reward_mean" in row else ""
-        if "validation_change" in row:
-            sel += (f" validation: mean {row['validation_reward_mean']:+.5f} total "
-                    f"{row['validation_change'] * 100:+.2f}%")
-        t = self.times
-        spent = (t["clang"] + t["policy"] + t["host"]) or 1e-9
-        self.log(f"iter {row['iteration']:4d} reward mean {row['reward_mean']:+.5f} "
-                 f"p10/50/90 {row['p10']:+.4f}/{row['p50']:+.4f}/{row['p90']:+.4f}{sel} "
-                 f"best {best:+.5f} | {self.episodes / elapsed:.2f} episodes/s | episode time: "
-                 f"clang {t['clang'] / spent:.0%} host {t['host'] / spent:.0%} policy "
-                 f"{t['policy'] / spent:.0%} | trace {t['trace']:.0f}s cloning {t['cloning']:.0f}s")
-
-    def save_checkpoint(self, path: str, theta: np.ndarray, opt: Adam, iteration: int,
-                        best: Policy, best_score: float, sigma: float) -> None:
-        tmp = path + ".tmp.npz"
-        np.savez(tmp, theta=theta, iteration=iteration, sigma=sigma, best=best.flat(), best_score=best_score,
-                 policy=json.dumps(best.to_json()), history=json.dumps(self.history),
-                 rng=json.dumps(self.rng.bit_generator.state), **opt.state())
-        os.replace(tmp, path)
-
-    def load_checkpoint(self, path: str) -> dict[str, Any]:
-        with np.load(path) as z:
-            policy = policy_from_json(json.loads(str(z["policy"])), f"checkpoint '{path}'")
-            if policy.problem != self.args.problem:
-                raise PolicyError(f"checkpoint '{path}' is for problem '{policy.problem}'")
-            self.rng.bit_generator.state = json.loads(str(z["rng"]))
-            self.log(f"resuming from {path} at iteration {int(z['iteration'])}")
-            return {"policy": policy, "theta": z["theta"].copy(), "iteration": int(z["iteration"]),
-                    "best": z["best"].copy(), "best_score": float(z["best_score"]),
-                    "sigma": float(z["sigma"]),
-                    "history": json.loads(str(z["history"])), "adam_m": z["adam_m"].copy(),
-                    "adam_v": z["adam_v"].copy(), "adam_t": z["adam_t"]}
-
-    def write_history(self) -> None:
-        with open(self.args.output + ".history.json", "w", encoding="utf-8") as f:
-            json.dump(self.history, f, indent=1)
-
-    def plot(self) -> None:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        train = [h for h in self.history if h.get("phase") == "train"]
-        sel = [h for h in self.history if "select_reward_mean" in h]
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot([h["iteration"] for h in train], [h["reward_mean"] for h in train],
-                label="training batch: mean per-module reward")
-        ax.plot([h["iteration"] for h in sel], [h["select_reward_mean"] for h in sel], "o-",
-                label="selection modules")
-        ax.axhline(0.0, color="grey", lw=0.8)
-        ax.set_xlabel("ES iteration")
-        ax.set_ylabel("reward (1 - policy/default bytes)")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(self.args.output + ".png", dpi=100)
-        plt.close(fig)
+def _quantiles(rewards: np.ndarray) -> dict[str, float]:
+    return {k: float(np.quantile(rewards, q)) for k, q in (("p10", 0.1), ("p50", 0.5),
+                                                           ("p90", 0.9))}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

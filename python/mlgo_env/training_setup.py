@@ -36,9 +36,10 @@ def split_modules(modules: Sequence[str], validation_share: float, seed: int
     return train, val
 
 
-def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None
-                ) -> Callable[[], Any]:
-    """A function making one environment (in-process, or connected to `remote`)."""
+def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
+                temp_dir: str | None = None) -> Callable[[], Any]:
+    """A function making one environment (in-process, or connected to `remote`);
+    `temp_dir` is the compilers' scratch directory (in-process only)."""
     import mlgo_env  # the package's entry point; imported late so policy tools need no core
 
     def make() -> Any:
@@ -47,6 +48,8 @@ def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | 
         kwargs: dict[str, Any] = {"corpus": corpus, "jobs": 1}
         if cache_dir:
             kwargs["cache_dir"] = cache_dir
+        if temp_dir:
+            kwargs["temp_dir"] = temp_dir
         return mlgo_env.make(problem, **kwargs)
     return make
 

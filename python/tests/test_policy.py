@@ -207,3 +207,133 @@ def test_margin_and_sigma_calibration():
     base = q.logits(rows) > 0
     rate = np.mean([(q.with_flat(q.flat() + sigma * v).logits(rows) > 0) != base for v in d])
     assert 0.02 < rate < 0.1
+
+
+def margin_rows(rng, n=3000):
+    """Raw rows [threshold, cost_estimate, a, b] shaped like clang's."""
+    threshold = np.full(n, 5.0)
+    cost = rng.integers(-60, 80, n).astype(float)
+    return np.column_stack([threshold, cost, rng.integers(1, 50, n), rng.integers(0, 9, n)])
+
+
+def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
+    from mlgo_env.margin_policy import make_space
+    rng = np.random.default_rng(2)
+    rows = margin_rows(rng)
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
+                       anchored=False)
+    p = space.policy(np.array([3.0, -2.0, 1.5]))
+    obj = p.to_json()
+    assert obj["version"] == 2 and obj["transforms"] == ["identity"] * 2 + ["signed-log1p"] * 2
+    assert obj["margin"]["plus"] == "threshold" and "anchor" not in obj["margin"]
+    save_policy(p, tmp_path / "p.json")
+    q = load_policy(tmp_path / "p.json")
+    np.testing.assert_allclose(q.logits(rows), p.logits(rows))
+    # logit = max(threshold, 1) - cost + shift + w.z, in cost units
+    _, z = space.standardised(rows)
+    margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
+    np.testing.assert_allclose(p.logits(rows), margin + 3.0 + z @ [-2.0, 1.5])
+    old = small_policy().to_json()
+    assert old["version"] == 1 and old["transform"] == "signed-log1p"
+    assert policy_from_json(old).transforms is None
+    for mutate, message in [
+            (lambda o: o.update(transforms=o["transforms"][:2]), "one transform per feature"),
+            (lambda o: o.update(transforms=["cube"] + o["transforms"][1:]), "unknown transform 'cube'"),
+            (lambda o: o["margin"].update(minus="nope"), "'margin' minus 'nope'"),
+            (lambda o: o["margin"].update(floor="x"), "'margin' floor"),
+            (lambda o: o["layers"][0]["weights"].pop(), "must have 5 rows")]:
+        bad = json.loads(json.dumps(obj))
+        mutate(bad)
+        with pytest.raises(PolicyError, match=message):
+            policy_from_json(bad)
+
+
+def test_anchored_margin_is_the_default_and_moves_in_cost_units():
+    from mlgo_env.margin_policy import make_space
+    rng = np.random.default_rng(3)
+    rows = margin_rows(rng)
+    margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
+    default = ((margin > 0) ^ (rng.random(len(rows)) < 0.05)).astype(float)  # 5% exceptions
+    names = ["threshold", "cost_estimate", "inlining_default", "a", "b"]
+    rows = np.column_stack([rows[:, :2], default, rows[:, 2:]])
+    space = make_space("inlining", names, rows, ["a", "b"])
+    at = lambda shift: space.policy(np.array([shift, 0.0, 0.0])).logits(rows) > 0
+    np.testing.assert_array_equal(at(0.0), default > 0)
+    # +12: also every call site the default refused with a margin above -12
+    np.testing.assert_array_equal(at(12.0), (default > 0) | (margin > -12))
+    np.testing.assert_array_equal(at(-12.0), (default > 0) & (margin > 12))
+
+
+def test_margin_cloning_finds_a_shifted_boundary():
+    from mlgo_env.margin_policy import fit_margin_cv, make_space, space_of
+    rng = np.random.default_rng(6)
+    rows = margin_rows(rng)
+    space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
+                       anchored=False)
+    margin, z = space.standardised(rows)
+    labels = (margin + 12.0 - 8.0 * z[:, 0] > 0).astype(float)
+    groups = [f"m{i % 30}" for i in range(len(rows))]
+    fit, _ = fit_margin_cv(space, rows, labels, groups)
+    assert fit.agreement >= 0.98
+    assert 6.0 < fit.u[0] < 18.0 and fit.u[1] < -4.0
+    back_space, back_u = space_of(space.policy(fit.u))
+    np.testing.assert_allclose(back_u, fit.u)
+    assert back_space.shape == ["a", "b"] and not back_space.anchored
+    with pytest.raises(PolicyError, match="not a margin policy"):
+        space_of(small_policy())
+
+
+class CountingEnv(FakeEnv):
+    """FakeEnv counting its resets (one per episode clang would run)."""
+    resets = 0
+
+    def reset(self, options=None):
+        CountingEnv.resets += 1
+        return super().reset(options)
+
+
+def test_replays_answer_repeated_trajectories_without_playing():
+    from mlgo_env import episodes as ep
+    from mlgo_env.replay import ReplayCache
+    p = small_policy(hidden=0)
+    p.layers[0].weights[:] = [[0.0], [0.0], [5.0]]
+    p.layers[0].bias[:] = [-2.0]                     # the default
+    never = p.with_flat(np.array([0.0, 0.0, 0.0, -1.0]))  # never inline
+    cache = ReplayCache(["a", "b", "inlining_default"])
+    CountingEnv.resets = 0
+    with ep.EpisodePool(CountingEnv, 2) as pool:
+        first, played = cache.evaluate(pool, [p, never], ["good", "plain"])
+        assert len(played) == 4 and CountingEnv.resets == 4
+        again, played = cache.evaluate(pool, [never, p], ["good", "plain"])
+        assert played == [] and CountingEnv.resets == 4
+    assert [r.reward for r in again[0]] == [r.reward for r in first[1]]
+    assert first[1][0].reward == pytest.approx(0.1) and first[0][0].reward == 0.0
+
+
+def test_elitist_es_climbs_a_quadratic():
+    from mlgo_env.search import ElitistES
+    rng = np.random.default_rng(1)
+    target = np.array([20.0, -5.0, 3.0])
+    f = lambda u: -float(np.sum((u - target) ** 2))
+    es = ElitistES(np.zeros(3), np.full(3, 4.0), pairs=3)
+    es.score = f(es.u)
+    for _ in range(60):
+        cands = es.propose(rng)
+        es.tell(cands, [f(c) for c in cands])
+    assert f(es.u) > 0.05 * f(np.zeros(3))
+
+
+def test_coordinate_search_climbs():
+    from mlgo_env.search import CoordinateSearch
+    rng = np.random.default_rng(2)
+    target = np.array([13.0, -6.0, 0.0])
+    f = lambda u: -float(np.sum(np.abs(u - target)))
+    cs = CoordinateSearch(np.zeros(3), np.full(3, 8.0))
+    cs.score = f(cs.u)
+    moves = 0
+    for _ in range(80):
+        cands = cs.propose(rng)
+        assert len(cands) in (6, 12) and np.count_nonzero(cands[0] - cs.u) == 1
+        moves += cs.tell(cands, [f(c) for c in cands])
+    assert f(cs.u) > -3.0 and moves >= 3
+    assert np.all(cs.sigma >= cs.sigma_min)

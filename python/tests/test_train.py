@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from mlgo_env.margin_policy import MarginSpace, space_of
 from mlgo_env.policy import load_policy, save_policy
 from mlgo_env.trace_log import read_trace
 
@@ -57,7 +58,7 @@ def trained(tmp_path_factory):
     policy = out / "policy.json"
     proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={corpus}",
                       f"--output={policy}", "--minutes=1", "--workers=2", "--seed=3",
-                      "--batch=4", "--directions=2", "--select-modules=4", "--select-every=1",
+                      "--search-modules=8", "--check-modules=4",
                       f"--mlgo-env={exe}", f"--cache-dir={out / 'cache'}")
     return exe, corpus, out, policy, proc.stdout
 
@@ -67,20 +68,33 @@ def test_trainer_writes_everything(trained):
     for suffix in ("", ".ckpt.npz", ".png", ".history.json", ".trace.log", ".warmstart.json"):
         assert os.path.getsize(str(policy) + suffix) > 0, suffix
     p = load_policy(policy)
-    assert p.problem == "inlining" and "inlining_default" in p.features
+    assert p.problem == "inlining" and p.features[:2] == ["threshold", "cost_estimate"]
     assert "validation" in p.metadata and p.metadata["validation"]["modules"] > 0
-    assert "episodes/s" in log and "iter" in log
+    assert p.metadata["episodes"] > 0 and p.metadata["chosen_round"] >= 0
+    assert "episodes/s" in log and "iter    1" in log
+    history = json.loads(open(str(policy) + ".history.json").read())
+    assert [h["phase"] for h in history][:2] == ["warm", "search"]
 
 
 def test_cloning_agrees_with_the_default(trained):
     _, _, _, policy, _ = trained
     warm = load_policy(str(policy) + ".warmstart.json")
     trace = read_trace(str(policy) + ".trace.log")
-    assert warm.features == trace.feature_names
-    decisions = (warm.logits(trace.rows) > 0).astype(float)
+    space, u = space_of(warm)
+    decisions = (warm.logits_by_name(trace.feature_names, trace.rows) > 0).astype(float)
     # Every decision of the trace, held-out modules included.
     assert len(trace.actions) > 100
     assert (decisions == trace.actions).mean() >= 0.95
+    # The agreement is not the anchor's doing alone: the same rule without clang's
+    # decision (the plain margin) agrees too...
+    plain = MarginSpace(space.problem, space.shape, space.mean, space.std, anchored=False)
+    plain_decisions = plain.policy(u).logits_by_name(trace.feature_names, trace.rows) > 0
+    assert (plain_decisions == trace.actions).mean() >= 0.95
+    # ...and the search can move the boundary: a shift of 4 instructions changes decisions.
+    for step in (-20.0, 20.0):
+        moved = space.policy(u + np.eye(len(u))[0] * step)
+        changed = (moved.logits_by_name(trace.feature_names, trace.rows) > 0) != decisions
+        assert changed.mean() >= 0.01
 
 
 def test_evaluate_default_total_is_plain_clang(trained, tmp_path):
@@ -112,7 +126,7 @@ def test_bad_policies_are_refused(trained, tmp_path):
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
     obj = json.loads(open(policy).read())
-    obj["features"][0] = "no_such_feature"
+    obj["features"][-1] = "no_such_feature"  # a shape feature
     other.write_text(json.dumps(obj))
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)

@@ -1,0 +1,155 @@
+"""The trainer's searches over margin-policy vectors, scored with common random numbers
+(every candidate on the same fixed training modules).
+
+:class:`CoordinateSearch` (the default) probes one coordinate per round at a few random
+step sizes (log-uniform around that coordinate's typical step ``sigma_i``, both signs),
+and every other round a few random directions too; the best probe replaces the incumbent
+if it scores higher. A coordinate move shifts the boundary only for call sites in a band
+of margins, so few modules change decisions and most candidates' episodes are replays
+(mlgo_env.replay): many probes cost few compiles.
+
+:class:`ElitistES` proposes `pairs` mirrored perturbations ``u +/- sigma * d`` of the incumbent
+``u`` (``d`` Gaussian, per-coordinate scales `sigma`) plus, after the first round, one
+step along the antithetic gradient estimate of the previous round (its length
+proportional to sigma, like a learning rate tied to the perturbation scale). The best
+candidate replaces the incumbent when it scores higher; sigma grows after a success and
+shrinks after a failure (the one-fifth rule's spirit), within bounds.
+
+The score of a candidate on a set of modules blends the two things the project cares
+about: the mean of per-module rewards (no module dominates) and the reduction of the
+total bytes (what the target is stated in), see :func:`objective`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import episodes as ep
+
+
+def objective(results: Sequence[ep.EpisodeResult], total_weight: float) -> float:
+    """``(1 - total_weight) * mean per-module reward + total_weight * total reduction``,
+    where the total reduction is ``1 - sum(policy bytes) / sum(default bytes)``."""
+    s = ep.summarise(results)
+    return (1.0 - total_weight) * s["reward_mean"] - total_weight * s["total_change"]
+
+
+@dataclass
+class ElitistES:
+    """(1+lambda)-ES with mirrored sampling and a gradient-step candidate."""
+
+    u: np.ndarray                 # the incumbent
+    sigma: np.ndarray             # per-coordinate perturbation scale
+    pairs: int = 4
+    grow: float = 1.4
+    shrink: float = 0.75
+    sigma_min: float = 0.25
+    sigma_max: float = 200.0
+    score: float = -np.inf        # the incumbent's score
+    _directions: np.ndarray | None = field(default=None, repr=False)
+    _gradient: np.ndarray | None = field(default=None, repr=False)
+
+    def propose(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """This round's candidates: mirrored pairs first, then the gradient step if any."""
+        d = rng.standard_normal((self.pairs, self.u.size))
+        self._directions = d
+        candidates = [self.u + s * self.sigma * v for v in d for s in (1.0, -1.0)]
+        if self._gradient is not None:
+            candidates.append(self.u + self.sigma * self._gradient)
+        return candidates
+
+    def tell(self, candidates: Sequence[np.ndarray], scores: Sequence[float]) -> bool:
+        """Takes the round's scores (in `propose` order); True when the incumbent moved."""
+        scores = np.asarray(scores, dtype=np.float64)
+        k = 0 if self._directions is None else len(self._directions)
+        if k:
+            diff = scores[0:2 * k:2] - scores[1:2 * k:2]
+            g = diff @ self._directions
+            norm = float(np.linalg.norm(g))
+            # A unit step along the estimate, as long as a typical perturbation.
+            self._gradient = g / norm * np.sqrt(self.u.size) if norm > 0 else None
+        best = int(np.argmax(scores))
+        improved = bool(scores[best] > self.score)
+        if improved:
+            self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
+            self.sigma = np.minimum(self.sigma * self.grow, self.sigma_max)
+        else:
+            self.sigma = np.maximum(self.sigma * self.shrink, self.sigma_min)
+        return improved
+
+    def state(self) -> dict[str, Any]:
+        return {"u": self.u.tolist(), "sigma": self.sigma.tolist(), "score": self.score,
+                "gradient": None if self._gradient is None else self._gradient.tolist()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.u = np.asarray(state["u"], float)
+        self.sigma = np.asarray(state["sigma"], float)
+        self.score = float(state["score"])
+        g = state.get("gradient")
+        self._gradient = None if g is None else np.asarray(g, float)
+
+
+@dataclass
+class CoordinateSearch:
+    """Random-scale line probes along one coordinate per round (plus, every other round,
+    one random direction), accepted when they beat the incumbent."""
+
+    u: np.ndarray
+    sigma: np.ndarray             # per-coordinate typical step (cost units)
+    probes: int = 3               # step sizes per direction and round
+    spread: float = 8.0           # steps are log-uniform in [sigma / spread, sigma * spread]
+    sigma_min: float = 1.0
+    sigma_max: float = 200.0
+    score: float = -np.inf
+    _order: list[int] = field(default_factory=list, repr=False)
+    _axis: int = field(default=-1, repr=False)
+    _round: int = field(default=0, repr=False)
+
+    def propose(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """This round's candidates: `probes` random step sizes up and down along the next
+        coordinate (random order per sweep); every other round also `probes` mirrored
+        moves along random directions (scaled per coordinate by sigma)."""
+        if not self._order:
+            self._order = [int(i) for i in rng.permutation(self.u.size)]
+        self._axis = self._order.pop(0)
+        self._round += 1
+        scales = np.exp(rng.uniform(-np.log(self.spread), np.log(self.spread), self.probes))
+        out = []
+        for s in scales * self.sigma[self._axis]:
+            step = np.zeros(self.u.size)
+            step[self._axis] = s
+            out += [self.u + step, self.u - step]
+        if self._round % 2 == 0:
+            for s in scales:
+                d = rng.standard_normal(self.u.size) / np.sqrt(self.u.size)
+                out += [self.u + s * self.sigma * d, self.u - s * self.sigma * d]
+        return out
+
+    def tell(self, candidates: Sequence[np.ndarray], scores: Sequence[float]) -> bool:
+        """Moves to the best candidate if it beats the incumbent; the coordinate's typical
+        step follows the step that worked (and shrinks a little when nothing did)."""
+        best = int(np.argmax(scores))
+        i = self._axis
+        if scores[best] > self.score:
+            move = np.abs(np.asarray(candidates[best], float) - self.u)
+            self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
+            moved = move > 0
+            self.sigma[moved] = np.clip(move[moved] * 1.5, self.sigma_min, self.sigma_max)
+            self._order.insert(0, i)  # a success: probe the same coordinate again
+            return True
+        self.sigma[i] = max(self.sigma[i] * 0.8, self.sigma_min)
+        return False
+
+    def state(self) -> dict[str, Any]:
+        return {"u": self.u.tolist(), "sigma": self.sigma.tolist(), "score": self.score,
+                "order": list(self._order), "round": self._round}
+
+    def load(self, state: dict[str, Any]) -> None:
+        self.u = np.asarray(state["u"], float)
+        self.sigma = np.asarray(state["sigma"], float)
+        self.score = float(state["score"])
+        self._order = [int(i) for i in state.get("order", [])]
+        self._round = int(state.get("round", 0))
