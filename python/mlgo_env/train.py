@@ -222,68 +222,85 @@ class Trainer:
     def search(self, pool: ep.EpisodePool, cache: ReplayCache, space: MarginSpace,
                u0: np.ndarray, search: list[str], check: list[str], val: list[str],
                ckpt: str, state: dict[str, Any] | None) -> Policy:
-        """The ES rounds until the deadline; returns the incumbent best on `check`."""
+        """Search rounds until the deadline; returns the incumbent best on `check`."""
         a = self.args
         sigma = np.full(u0.size, a.sigma)
         es = (CoordinateSearch(u0.copy(), sigma) if a.method == "coordinate"
               else ElitistES(u0.copy(), sigma, pairs=a.pairs))
-        iteration = 0
         if state:
             es.load(state["es"])
             iteration, self.incumbents = state["iteration"], state["incumbents"]
             self.history = state["history"]
         else:
-            (es.score,), _ = self.score(pool, cache, space, [u0], search)
-            (check_score,), _ = self.score(pool, cache, space, [u0], check)
-            self.incumbents.append({"iteration": 0, "u": u0.tolist(), "score": es.score,
-                                    "check": check_score})
-            self.history.append({"phase": "warm", "score": es.score, "check_score": check_score,
-                                 "iteration": 0})
-            self.log(f"warm start: score {es.score:+.5f} on the search modules, "
-                     f"{check_score:+.5f} on the check modules")
+            iteration = 0
+            self.start_search(es, pool, cache, space, search, check)
         last, first, shown = 0.0, iteration + 1, -np.inf
         # At least one round, however little budget the trace and cloning left.
         while iteration < first or time.monotonic() + last < self.deadline:
             t = time.monotonic()
             iteration += 1
-            candidates = es.propose(self.rng)
-            scores, table = self.score(pool, cache, space, candidates, search)
-            top = int(np.argmax(scores))
-            rewards = np.asarray([r.reward for r in table[top]])
-            row = {"phase": "search", "iteration": iteration, "score": scores[top],
-                   "reward_mean": float(rewards.mean()), **_quantiles(rewards),
-                   "total_change": ep.summarise(table[top])["total_change"],
-                   "seconds": self.clock.elapsed()}
-            if es.tell(candidates, scores):
-                (row["check_score"],), _ = self.score(pool, cache, space, [es.u], check)
-                self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
-                                        "score": es.score, "check": row["check_score"]})
-            row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
-            if a.validate_every and iteration % a.validate_every == 0:
-                v = ep.summarise(pool.play([(m, ep.policy_decider(space.policy(es.u)))
-                                            for m in val]))
-                row["validation_reward_mean"] = v["reward_mean"]
-                row["validation_change"] = v["total_change"]
-            self.history.append(row)
+            row = self.search_round(es, iteration, pool, cache, space, search, check, val)
             # Rounds of replays take milliseconds: report and checkpoint every few seconds.
             if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
                 shown = time.monotonic()
                 self.log(report.progress_line(row, es.score, self.clock))
-                report.save_checkpoint(ckpt, {
-                    "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
-                    "history": self.history, "rng": self.rng.bit_generator.state,
-                    "warm": space.policy(u0).to_json()})
+                self.checkpoint(ckpt, es, iteration, space.policy(u0))
             last = time.monotonic() - t
-        report.save_checkpoint(ckpt, {
-            "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
-            "history": self.history, "rng": self.rng.bit_generator.state,
-            "warm": space.policy(u0).to_json()})
+        self.checkpoint(ckpt, es, iteration, space.policy(u0))
         chosen = max(self.incumbents, key=lambda c: (c["check"], c["iteration"]))
         self.log(f"chosen: the incumbent of round {chosen['iteration']} (search "
                  f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
                  f"{len(self.incumbents)} incumbents")
         self.chosen = chosen
         return space.policy(np.asarray(chosen["u"]))
+
+    def start_search(self, es: CoordinateSearch | ElitistES, pool: ep.EpisodePool,
+                     cache: ReplayCache, space: MarginSpace, search: list[str],
+                     check: list[str]) -> None:
+        """Scores the warm start (the first incumbent) on the search and check modules."""
+        (es.score,), _ = self.score(pool, cache, space, [es.u], search)
+        (check_score,), _ = self.score(pool, cache, space, [es.u], check)
+        self.incumbents.append({"iteration": 0, "u": es.u.tolist(), "score": es.score,
+                                "check": check_score})
+        self.history.append({"phase": "warm", "score": es.score, "check_score": check_score,
+                             "iteration": 0})
+        self.log(f"warm start: score {es.score:+.5f} on the search modules, "
+                 f"{check_score:+.5f} on the check modules")
+
+    def search_round(self, es: CoordinateSearch | ElitistES, iteration: int,
+                     pool: ep.EpisodePool, cache: ReplayCache, space: MarginSpace,
+                     search: list[str], check: list[str], val: list[str]) -> dict[str, Any]:
+        """One round: propose, score on the search modules, tell; a new incumbent is also
+        scored on the check modules. Returns the round's history row (also appended)."""
+        a = self.args
+        candidates = es.propose(self.rng)
+        scores, table = self.score(pool, cache, space, candidates, search)
+        top = int(np.argmax(scores))
+        rewards = np.asarray([r.reward for r in table[top]])
+        row = {"phase": "search", "iteration": iteration, "score": scores[top],
+               "reward_mean": float(rewards.mean()), **_quantiles(rewards),
+               "total_change": ep.summarise(table[top])["total_change"],
+               "seconds": self.clock.elapsed()}
+        if es.tell(candidates, scores):
+            (row["check_score"],), _ = self.score(pool, cache, space, [es.u], check)
+            self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
+                                    "score": es.score, "check": row["check_score"]})
+        row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
+        if a.validate_every and iteration % a.validate_every == 0:
+            v = ep.summarise(pool.play([(m, ep.policy_decider(space.policy(es.u)))
+                                        for m in val]))
+            row["validation_reward_mean"] = v["reward_mean"]
+            row["validation_change"] = v["total_change"]
+        self.history.append(row)
+        return row
+
+    def checkpoint(self, path: str, es: CoordinateSearch | ElitistES, iteration: int,
+                   warm: Policy) -> None:
+        """Everything --resume needs (the replay cache is rebuilt from the trace)."""
+        report.save_checkpoint(path, {
+            "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+            "history": self.history, "rng": self.rng.bit_generator.state,
+            "warm": warm.to_json()})
 
     def finish(self, best: Policy, val_results: list[ep.EpisodeResult], train: list[str],
                val: list[str], search: list[str], check: list[str]) -> None:
