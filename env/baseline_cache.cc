@@ -1,7 +1,7 @@
 //===- env/baseline_cache.cc - default scores on disk ----------------------===//
 #include "mlgo/env/baseline_cache.h"
 
-#include "mlgo/support/shutdown.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/JSON.h>
@@ -93,7 +93,8 @@ std::filesystem::path BaselineCache::defaultDir() {
   return std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / "mlgo-env-cache";
 }
 
-Result<BaselineCache> BaselineCache::open(std::filesystem::path dir) {
+Result<BaselineCache> BaselineCache::open(support::CleanupScope& scope,
+                                          std::filesystem::path dir) {
   if (dir.empty())
     dir = defaultDir();
   std::error_code ec;
@@ -101,7 +102,7 @@ Result<BaselineCache> BaselineCache::open(std::filesystem::path dir) {
   if (ec || !std::filesystem::is_directory(dir, ec))
     return makeError(ErrorCode::kIo, "cannot use cache directory {}: {}", dir.string(),
                      ec ? ec.message() : "not a directory");
-  return BaselineCache(std::move(dir));
+  return BaselineCache(scope, std::move(dir));
 }
 
 std::optional<ModuleScore> BaselineCache::load(std::string_view key) const {
@@ -149,10 +150,10 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   os.flush();
 
   // Written to a registered temporary and renamed into place, so neither a
-  // failure nor an interruption (shutdown.h) leaves a partial entry or a
+  // failure nor an interruption (cleanup_scope.h) leaves a partial entry or a
   // stray temporary behind. The file is made (exclusively) while it is
   // registered, then filled.
-  auto temp = support::shutdown::createPath([&]() -> Result<std::filesystem::path> {
+  auto temp = scope_->createPath([&]() -> Result<std::filesystem::path> {
     std::filesystem::path candidate =
         dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
     int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -167,7 +168,7 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   auto discard = [&] {
     std::error_code ignored;
     std::filesystem::remove(*temp, ignored);
-    support::shutdown::removePath(*temp);
+    scope_->removePath(*temp);
   };
   {
     std::ofstream out(*temp, std::ios::binary | std::ios::trunc);
@@ -180,7 +181,7 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
   }
   std::filesystem::path final = dir_ / fmt::format("{}.json", key);
   std::pair<std::filesystem::path, std::filesystem::path> rename{*temp, final};
-  if (Status committed = support::shutdown::commitPaths({&rename, 1}); !committed.ok()) {
+  if (Status committed = scope_->commitPaths({&rename, 1}); !committed.ok()) {
     discard();
     return committed;
   }

@@ -1,18 +1,18 @@
 //===- env/baseline_cache_shutdown_test.cc - no store after the cleanup ---===//
 //
-// emergencyCleanup() (support/shutdown.h) closes the process-wide registries
-// for good, so the test runs it in a death-test child (a forked copy) that
-// ends with _exit, and the parent then looks at what is left in the cache.
+// A cache entry is written through a temporary registered in the cache's
+// cleanup scope (support/cleanup_scope.h). Scopes are owned values, so the
+// test cleans one up in this very process (no death test) and checks that
+// a cache of another scope keeps working.
 //
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/baseline_cache.h"
-#include "mlgo/support/shutdown.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,38 +21,37 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A cache entry is written through a registered temporary: after the
-// cleanup, store() is refused and leaves no temporary in the cache.
-TEST(BaselineCacheShutdownTest, CacheStoresAreRefusedAfterTheCleanup) {
-  // The "fast" death-test style forks this process without exec, so the
-  // child works in the directory the parent then inspects. It is made
-  // without TempDir: a registered path would be removed by the child's
-  // cleanup along with everything else.
-  GTEST_FLAG_SET(death_test_style, "fast");
-  std::string pattern =
-      (support::TempDir::systemTempDir() / "mlgo-env-cache-shutdown-test-XXXXXX").string();
-  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-  fs::path dir = pattern;
-  fs::path cacheDir = dir / "cache";
-  fs::create_directories(cacheDir);
-  EXPECT_EXIT(
-      {
-        auto cache = BaselineCache::open(cacheDir);
-        if (!cache.ok() || !cache->store("before", ModuleScore{1.0, {}}).ok())
-          _exit(2);
-        support::shutdown::emergencyCleanup();
-        Status late = cache->store("after", ModuleScore{2.0, {}});
-        if (late.ok() || late.error().code() != ErrorCode::kIo)
-          _exit(3);
-        _exit(0);
-      },
-      ::testing::ExitedWithCode(0), "");
+std::vector<std::string> entries(const fs::path& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(cacheDir))
+  for (const auto& entry : fs::directory_iterator(dir))
     names.push_back(entry.path().filename().string());
-  EXPECT_EQ(names, std::vector<std::string>{"before.json"});
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(BaselineCacheShutdownTest, StoresStopAtTheCleanupOfTheirScopeOnly) {
+  support::CleanupScope testScope; // Holds the test's directory.
+  auto dir = support::TempDir::create(testScope, "mlgo-env-cache-shutdown-test-");
+  ASSERT_TRUE(dir.ok()) << dir.error().message();
+  support::CleanupScope interrupted, running;
+  auto stopped = BaselineCache::open(interrupted, dir->path() / "a");
+  auto going = BaselineCache::open(running, dir->path() / "b");
+  ASSERT_TRUE(stopped.ok() && going.ok());
+  ASSERT_TRUE(stopped->store("before", ModuleScore{1.0, {}}).ok());
+
+  interrupted.cleanup();
+  Status late = stopped->store("after", ModuleScore{2.0, {}});
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code(), ErrorCode::kIo);
+  // Refused before anything was made: no temporary is left behind.
+  EXPECT_EQ(entries(dir->path() / "a"), std::vector<std::string>{"before.json"});
+  EXPECT_EQ(interrupted.registeredPaths(), 0u);
+
+  ASSERT_TRUE(going->store("after", ModuleScore{2.0, {}}).ok());
+  EXPECT_EQ(entries(dir->path() / "b"), std::vector<std::string>{"after.json"});
+  ASSERT_TRUE(going->load("after").has_value());
+  EXPECT_EQ(going->load("after")->total, 2.0);
+  EXPECT_EQ(running.registeredPaths(), 0u);
 }
 
 } // namespace

@@ -15,10 +15,11 @@ namespace {
 class BaselineCacheTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-env-cache-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-cache-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir dir_;
 };
 
@@ -30,7 +31,7 @@ ModuleScore sample() {
 }
 
 TEST_F(BaselineCacheTest, RoundTripsExactly) {
-  auto cache = BaselineCache::open(dir_.path() / "a" / "b");
+  auto cache = BaselineCache::open(scope_, dir_.path() / "a" / "b");
   ASSERT_TRUE(cache.ok()) << cache.error().message();
   std::string key = baselineKey("digest", std::vector<std::string>{"-cc1", "-O2"}, "clang 22");
   EXPECT_FALSE(cache->load(key).has_value());
@@ -55,7 +56,7 @@ TEST_F(BaselineCacheTest, KeyDependsOnEveryPart) {
 }
 
 TEST_F(BaselineCacheTest, MalformedEntriesAreMisses) {
-  auto cache = BaselineCache::open(dir_.path());
+  auto cache = BaselineCache::open(scope_, dir_.path());
   ASSERT_TRUE(cache.ok());
   for (std::string text : {"", "{", "[]", "{\"format\":2,\"total\":1,\"contexts\":[]}",
                            "{\"format\":1,\"total\":\"x\",\"contexts\":[]}",
@@ -66,7 +67,7 @@ TEST_F(BaselineCacheTest, MalformedEntriesAreMisses) {
 }
 
 TEST_F(BaselineCacheTest, ConcurrentWritersLeaveOneWholeEntry) {
-  auto cache = BaselineCache::open(dir_.path());
+  auto cache = BaselineCache::open(scope_, dir_.path());
   ASSERT_TRUE(cache.ok());
   std::vector<std::thread> writers;
   for (int t = 0; t < 8; ++t)
@@ -87,7 +88,7 @@ TEST_F(BaselineCacheTest, ConcurrentWritersLeaveOneWholeEntry) {
 
 TEST_F(BaselineCacheTest, UnusableDirectoryIsAnError) {
   testing::writeFile(dir_.path() / "file", "x");
-  auto cache = BaselineCache::open(dir_.path() / "file");
+  auto cache = BaselineCache::open(scope_, dir_.path() / "file");
   ASSERT_FALSE(cache.ok());
   EXPECT_EQ(cache.error().code(), ErrorCode::kIo);
 }

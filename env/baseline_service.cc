@@ -104,7 +104,7 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     auto planned = planner_.baseline(*module);
     if (!planned.ok())
       return planned.error();
-    auto report = runCompile(planned->command, timeout_, &stopping_, spawner_);
+    auto report = runCompile(planner_.scope(), planned->command, timeout_, &stopping_, spawner_);
     if (!report.ok())
       return report.error();
     return scoreCompile(planner_.problem().scoreKind(), planned->command);

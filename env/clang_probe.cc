@@ -34,11 +34,12 @@ long probe(long *p, int n) {
 
 } // namespace
 
-Result<ClangVersion> queryClangVersion(const std::filesystem::path& clang,
+Result<ClangVersion> queryClangVersion(support::CleanupScope& scope,
+                                       const std::filesystem::path& clang,
                                        std::chrono::milliseconds timeout) {
   CompileCommand command;
   command.argv = {clang.string(), "--version"};
-  auto report = runCompile(command, timeout);
+  auto report = runCompile(scope, command, timeout);
   if (!report.ok())
     return report.error().withContext(fmt::format("cannot query clang '{}'", clang.string()));
   ClangVersion version;
@@ -75,11 +76,12 @@ Result<CompileCommand> probeCompileCommand(const std::filesystem::path& clang,
   return command;
 }
 
-Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
+Result<ProblemProbe> probeProblem(support::CleanupScope& scope, const std::filesystem::path& clang,
+                                  const Problem& problem,
                                   const ProblemOptions& options,
                                   std::chrono::milliseconds timeout,
                                   const std::filesystem::path& tempParent) {
-  auto dir = support::TempDir::create("mlgo-env-probe-", tempParent);
+  auto dir = support::TempDir::create(scope, "mlgo-env-probe-", tempParent);
   if (!dir.ok())
     return dir.error();
   auto built = probeCompileCommand(clang, problem, dir->path());
@@ -92,6 +94,7 @@ Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Prob
 
   SessionLimits limits;
   limits.compileTimeout = timeout;
+  limits.scope = &scope;
   auto started = startCompilerSession(std::move(*dir), command, limits);
   if (!started.ok())
     return started.error();
@@ -156,12 +159,13 @@ std::vector<std::string> parseLlvmOptionList(std::string_view helpText) {
   return names;
 }
 
-Result<std::vector<std::string>> queryLlvmOptions(const std::filesystem::path& clang,
+Result<std::vector<std::string>> queryLlvmOptions(support::CleanupScope& scope,
+                                                  const std::filesystem::path& clang,
                                                   std::chrono::milliseconds timeout,
                                                   const std::filesystem::path& tempParent) {
   // The listing (~400 KB) is longer than the output a compile keeps, so the
   // shell writes it to a file.
-  auto dir = support::TempDir::create("mlgo-env-options-", tempParent);
+  auto dir = support::TempDir::create(scope, "mlgo-env-options-", tempParent);
   if (!dir.ok())
     return dir.error();
   std::filesystem::path listing = dir->path() / "options.txt";
@@ -170,7 +174,7 @@ Result<std::vector<std::string>> queryLlvmOptions(const std::filesystem::path& c
                   "exec \"$0\" -mllvm --help-list-hidden -c -x c /dev/null -o /dev/null > \"$1\"",
                   clang.string(), listing.string()};
   command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
-  auto report = runCompile(command, timeout);
+  auto report = runCompile(scope, command, timeout);
   if (!report.ok())
     return report.error().withContext(
         fmt::format("cannot list the LLVM options of clang '{}'", clang.string()));

@@ -30,8 +30,8 @@ CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem
 
 Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
                                             bool interactive) const {
-  auto dir = support::TempDir::create(interactive ? "mlgo-env-episode-" : "mlgo-env-baseline-",
-                                      tempParent_);
+  auto dir = support::TempDir::create(
+      *scope_, interactive ? "mlgo-env-episode-" : "mlgo-env-baseline-", tempParent_);
   if (!dir.ok())
     return dir.error();
   PlannedCompile planned{std::move(*dir), {}};

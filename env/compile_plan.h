@@ -30,9 +30,11 @@ struct PlannedCompile {
 
 class CompilePlanner {
 public:
-  CompilePlanner(const Problem& problem, std::filesystem::path clang, ProblemOptions options,
-                 corpus::FlagRules rules, std::filesystem::path tempParent)
-      : problem_(&problem), clang_(std::move(clang)), options_(std::move(options)),
+  /// Per-compile directories are registered in `scope`, which must outlive
+  /// the planner and every PlannedCompile.
+  CompilePlanner(support::CleanupScope& scope, const Problem& problem, std::filesystem::path clang,
+                 ProblemOptions options, corpus::FlagRules rules, std::filesystem::path tempParent)
+      : scope_(&scope), problem_(&problem), clang_(std::move(clang)), options_(std::move(options)),
         rules_(std::move(rules)), tempParent_(std::move(tempParent)) {}
 
   Result<PlannedCompile> interactive(const corpus::ModuleSpec& module) const;
@@ -42,6 +44,7 @@ public:
   Result<std::vector<std::string>> baselineKeyArgs(const corpus::ModuleSpec& module) const;
 
   const Problem& problem() const { return *problem_; }
+  support::CleanupScope& scope() const { return *scope_; }
 
 private:
   Result<std::vector<std::string>> baseArgs(const corpus::ModuleSpec& module,
@@ -49,6 +52,7 @@ private:
                                             const std::filesystem::path& remarks) const;
   Result<PlannedCompile> plan(const corpus::ModuleSpec& module, bool interactive) const;
 
+  support::CleanupScope* scope_;
   const Problem* problem_;
   std::filesystem::path clang_;
   ProblemOptions options_;

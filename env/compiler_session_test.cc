@@ -26,7 +26,7 @@ class CompilerSessionTest : public ::testing::Test {
 protected:
   void SetUp() override {
     fds_ = testing::openDescriptors();
-    auto dir = support::TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     fixtures_ = std::move(*dir);
     testing::writeFile(fixtures_.path() / "object.o", "not really an object");
@@ -44,13 +44,21 @@ protected:
     EXPECT_EQ(testing::openDescriptors(), fds_);
   }
 
+  /// Default limits, in the test's scope.
+  SessionLimits scoped() {
+    SessionLimits limits;
+    limits.scope = &scope_;
+    return limits;
+  }
+
   /// Starts the fake compiler on a script with `lines`.
   std::unique_ptr<CompilerSession> start(const std::vector<std::string>& lines,
                                          SessionLimits limits = {}) {
     auto script = writeScript(fixtures_.path(), "module", lines);
-    auto dir = support::TempDir::create("mlgo-env-session-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-session-");
     EXPECT_TRUE(dir.ok());
     auto command = testing::fakeCommand(dir->path(), script);
+    limits.scope = &scope_;
     auto session = startCompilerSession(std::move(*dir), command, limits);
     EXPECT_TRUE(session.ok()) << session.error().message();
     return session.ok() ? std::move(*session) : nullptr;
@@ -83,6 +91,7 @@ protected:
     return bytes;
   }
 
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir fixtures_;
   size_t fds_ = 0;
 };
@@ -289,10 +298,10 @@ TEST_F(CompilerSessionTest, ObservationCapKillsAnEndlessCompiler) {
 
 TEST_F(CompilerSessionTest, CorruptInputEndsWithTheCompilersMessage) {
   testing::writeFile(fixtures_.path() / "corrupt.bc", "BC\xc0\xde garbage");
-  auto dir = support::TempDir::create("mlgo-env-session-");
+  auto dir = support::TempDir::create(scope_, "mlgo-env-session-");
   ASSERT_TRUE(dir.ok());
   auto command = testing::fakeCommand(dir->path(), fixtures_.path() / "corrupt.bc");
-  auto session = startCompilerSession(std::move(*dir), command, {});
+  auto session = startCompilerSession(std::move(*dir), command, scoped());
   ASSERT_TRUE(session.ok());
   Observation obs;
   auto event = (*session)->next(obs);
@@ -306,11 +315,11 @@ TEST_F(CompilerSessionTest, CorruptInputEndsWithTheCompilersMessage) {
 }
 
 TEST_F(CompilerSessionTest, MissingCompilerIsNotFound) {
-  auto dir = support::TempDir::create("mlgo-env-session-");
+  auto dir = support::TempDir::create(scope_, "mlgo-env-session-");
   ASSERT_TRUE(dir.ok());
   auto command = testing::fakeCommand(dir->path(), fixtures_.path() / "x");
   command.argv[0] = "/nonexistent/clang-99";
-  auto session = startCompilerSession(std::move(*dir), command, {});
+  auto session = startCompilerSession(std::move(*dir), command, scoped());
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(session.error().code(), ErrorCode::kNotFound);
   EXPECT_THAT(session.error().message(), HasSubstr("/nonexistent/clang-99"));
@@ -328,9 +337,10 @@ TEST_F(CompilerSessionTest, DestroyingALiveSessionKillsAndCleansUp) {
 }
 
 TEST(RunCompileTest, ReportsFailureAndTimeout) {
+  support::CleanupScope scope; // Outlives what is registered in it.
   CompileCommand fails;
   fails.argv = {"/bin/sh", "-c", "echo boom >&2; exit 4"};
-  auto report = runCompile(fails, 5s);
+  auto report = runCompile(scope, fails, 5s);
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().code(), ErrorCode::kCompiler);
   EXPECT_THAT(report.error().message(), HasSubstr("exited with code 4"));
@@ -339,7 +349,7 @@ TEST(RunCompileTest, ReportsFailureAndTimeout) {
   CompileCommand slow;
   slow.argv = {"/bin/sleep", "10"};
   auto started = support::Clock::now();
-  auto timedOut = runCompile(slow, 200ms);
+  auto timedOut = runCompile(scope, slow, 200ms);
   ASSERT_FALSE(timedOut.ok());
   EXPECT_EQ(timedOut.error().code(), ErrorCode::kTimeout);
   EXPECT_LT(support::Clock::now() - started, 3s);

@@ -109,7 +109,7 @@ bool runPlain(const CompilePlanner& planner, const corpus::ModuleSpec& module, T
     return false;
   Usage before = usageNow();
   auto start = support::Clock::now();
-  auto report = runCompile(planned->command, std::chrono::minutes(10));
+  auto report = runCompile(planner.scope(), planned->command, std::chrono::minutes(10));
   totals.wall += std::chrono::duration<double>(support::Clock::now() - start).count();
   Usage after = usageNow();
   totals.self += after.self - before.self;
@@ -177,7 +177,8 @@ std::string flag(int argc, char** argv, const char* name, std::string fallback) 
 } // namespace
 
 int main(int argc, char** argv) {
-  auto cacheDir = support::TempDir::create("mlgo-env-bench-cache-");
+  support::CleanupScope scope; // Outlives what is registered in it.
+  auto cacheDir = support::TempDir::create(scope, "mlgo-env-bench-cache-");
   if (!cacheDir.ok())
     return 1;
   EnvironmentOptions options;
@@ -196,7 +197,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Problem& problem = (*env)->problem();
-  CompilePlanner planner(problem, options.clang, options.problemOptions, {}, options.tempDir);
+  CompilePlanner planner(scope, problem, options.clang, options.problemOptions, {}, options.tempDir);
   const auto& modules = (*env)->corpus().modules();
   size_t count = std::min(maxModules, modules.size());
 

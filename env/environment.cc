@@ -5,6 +5,7 @@
 #include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/ir2vec/embedder.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/spawn.h"
 
 #include <atomic>
@@ -17,8 +18,10 @@
 namespace mlgo::env {
 
 struct Environment::Impl {
-  // First member: destroyed last, after every compiler it started is gone
-  // (its children die with its thread).
+  // First member: destroyed last, after everything registered in it.
+  std::shared_ptr<support::CleanupScope> scope;
+  // Destroyed after every compiler it started is gone (its children die
+  // with its thread).
   support::Spawner spawner;
   EnvironmentOptions options;
   const Problem* problem = nullptr;
@@ -85,6 +88,8 @@ EnvironmentDescription describeProblem(const Problem& problem, const BoundProble
 Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->scope = options.cleanup ? options.cleanup : std::make_shared<support::CleanupScope>();
+  support::CleanupScope& scope = *impl->scope;
   auto problem = findProblem(options.problem);
   if (!problem.ok())
     return problem.error();
@@ -126,19 +131,20 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   // Directories left by hosts that died without cleaning up (SIGKILL, a
   // crash) go before we add ours.
   support::TempDir::reapOrphans(options.tempDir);
-  auto clang = queryClangVersion(clangPath);
+  auto clang = queryClangVersion(scope, clangPath);
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
   if ((*problem)->name() == "regalloc") {
     // clang's own default eviction decision, when this clang can send it.
-    auto llvmOptions = queryLlvmOptions(clangPath, options.compileTimeout, options.tempDir);
+    auto llvmOptions = queryLlvmOptions(scope, clangPath, options.compileTimeout, options.tempDir);
     if (!llvmOptions.ok())
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
   auto probe =
-      probeProblem(clangPath, **problem, problemOptions, options.compileTimeout, options.tempDir);
+      probeProblem(scope, clangPath, **problem, problemOptions, options.compileTimeout,
+                   options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);
@@ -147,7 +153,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
 
   std::optional<BaselineCache> cache;
   if (options.useDiskCache) {
-    auto opened = BaselineCache::open(options.cacheDir);
+    auto opened = BaselineCache::open(scope, options.cacheDir);
     if (!opened.ok())
       return opened.error();
     cache.emplace(std::move(*opened));
@@ -159,7 +165,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
 
   unsigned jobs =
       options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, problemOptions,
+  impl->planner = std::make_unique<CompilePlanner>(scope, **problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
   impl->baselines =
@@ -173,6 +179,7 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->context.bound = *bound;
   impl->context.limits.compileTimeout = options.compileTimeout;
   impl->context.limits.maxObservations = options.maxObservations;
+  impl->context.limits.scope = &scope;
   impl->context.limits.spawner = &impl->spawner;
 
   impl->description = describeProblem(**problem, **bound);
@@ -221,6 +228,9 @@ const corpus::Corpus& Environment::corpus() const {
 }
 const Problem& Environment::problem() const {
   return *impl_->problem;
+}
+support::CleanupScope& Environment::cleanupScope() const {
+  return *impl_->scope;
 }
 
 size_t Environment::openEpisodes() const {

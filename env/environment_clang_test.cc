@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 class EnvironmentTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
   }
@@ -64,13 +64,15 @@ protected:
     return *step.summary;
   }
 
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir scratch_;
 };
 
 /// Compiles `module` answering "inline" to every call site, without the
 /// Environment, and measures the object with llvm-readelf.
 double independentAlwaysInlineBytes(const corpus::ModuleSpec& module) {
-  auto dir = support::TempDir::create("mlgo-env-test-");
+  support::CleanupScope scope; // Outlives what is registered in it.
+  auto dir = support::TempDir::create(scope, "mlgo-env-test-");
   EXPECT_TRUE(dir.ok());
   std::filesystem::path keep = dir->path().string() + ".o";
   CompileCommand command;
@@ -82,7 +84,9 @@ double independentAlwaysInlineBytes(const corpus::ModuleSpec& module) {
   command.argv.insert(command.argv.end(), args->begin(), args->end());
   for (auto& arg : (*findProblem("inlining"))->interactiveArgs(command.channelBase.string(), {}))
     command.argv.push_back(arg);
-  auto session = startCompilerSession(std::move(*dir), command, {});
+  SessionLimits limits;
+  limits.scope = &scope;
+  auto session = startCompilerSession(std::move(*dir), command, limits);
   EXPECT_TRUE(session.ok());
   Observation obs;
   int64_t one = 1;
@@ -94,7 +98,7 @@ double independentAlwaysInlineBytes(const corpus::ModuleSpec& module) {
   session->reset();
   CompileCommand readelf;
   readelf.argv = {"llvm-readelf-22", "-S", "-W", keep.string()};
-  auto listing = runCompile(readelf, std::chrono::seconds(60));
+  auto listing = runCompile(scope, readelf, std::chrono::seconds(60));
   std::filesystem::remove(keep);
   EXPECT_TRUE(listing.ok());
   return static_cast<double>(testing::parseReadelfExecutable(listing->output).bytes);

@@ -45,7 +45,8 @@ long work(long *p, int n) {
 class FaultTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto dir = support::TempDir::create("mlgo-env-faults-");
+    suiteScope_ = new support::CleanupScope;
+    auto dir = support::TempDir::create(*suiteScope_, "mlgo-env-faults-");
     ASSERT_TRUE(dir.ok());
     dir_ = new support::TempDir(std::move(*dir));
     corpus_ = testing::buildTestCorpus(
@@ -58,10 +59,12 @@ protected:
   static void TearDownTestSuite() {
     delete dir_;
     dir_ = nullptr;
+    delete suiteScope_; // After everything registered in it.
+    suiteScope_ = nullptr;
   }
 
   void SetUp() override {
-    auto tmp = support::TempDir::create("mlgo-env-faults-tmp-");
+    auto tmp = support::TempDir::create(scope_, "mlgo-env-faults-tmp-");
     ASSERT_TRUE(tmp.ok());
     tmp_ = std::move(*tmp);
   }
@@ -88,8 +91,10 @@ protected:
     return Status::success();
   }
 
+  static inline support::CleanupScope* suiteScope_ = nullptr;
   static inline support::TempDir* dir_ = nullptr;
   static inline fs::path corpus_;
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir tmp_;
 };
 

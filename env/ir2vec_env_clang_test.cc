@@ -29,7 +29,7 @@ constexpr unsigned kDimension = 75; // ir2vec/vocab/demo-75d.json
 class Ir2VecEnvironmentTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
   }
@@ -46,6 +46,7 @@ protected:
     return env.ok() ? std::move(*env) : nullptr;
   }
 
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir scratch_;
 };
 

@@ -190,7 +190,8 @@ TEST(InliningRulesTest, VocabularyNeedsBothEmbeddingFeaturesAtItsDimension) {
 // The vocabulary is read before the corpus and clang are looked at: a bad
 // file is the error reported even though both are missing too.
 TEST(EnvironmentVocabularyTest, BadVocabularyFailsCreateNamingTheProblem) {
-  auto dir = support::TempDir::create("mlgo-env-test-");
+  support::CleanupScope scope; // Outlives what is registered in it.
+  auto dir = support::TempDir::create(scope, "mlgo-env-test-");
   ASSERT_TRUE(dir.ok());
   EnvironmentOptions options;
   options.clang = dir->path() / "no-such-clang";

@@ -94,7 +94,10 @@ Status ProcessSession::start() {
                        std::strerror(errno));
   }
   started_ = support::Clock::now();
-  auto process = support::Subprocess::spawn({command_.argv, command_.environment, limits_.spawner});
+  if (limits_.scope == nullptr)
+    return makeError(ErrorCode::kInternal, "a compiler session needs a cleanup scope");
+  auto process = support::Subprocess::spawn(
+      *limits_.scope, {command_.argv, command_.environment, limits_.spawner});
   if (!process.ok())
     return process.error();
   process_ = std::move(*process);

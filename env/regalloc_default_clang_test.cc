@@ -32,7 +32,7 @@ namespace {
 class RegallocDefaultTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-env-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
     EnvironmentOptions options;
@@ -45,6 +45,7 @@ protected:
     env_ = std::move(*env);
   }
 
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir scratch_;
   std::unique_ptr<Environment> env_;
 };
@@ -154,7 +155,8 @@ TEST_F(RegallocDefaultTest, TruncatedEpisodesFinishWithTheEmulation) {
 // clang-22 lists the eviction advisor's interactive options but not the one
 // that would send its default decision: the probe says no.
 TEST(RegallocIncludeDefaultProbeTest, Clang22DoesNotOfferIt) {
-  auto options = queryLlvmOptions(MLGO_CLANG);
+  support::CleanupScope scope; // Outlives what is registered in it.
+  auto options = queryLlvmOptions(scope, MLGO_CLANG);
   ASSERT_TRUE(options.ok()) << options.error().message();
   EXPECT_THAT(*options, ::testing::Contains("regalloc-evict-interactive-channel-base"));
   EXPECT_FALSE(offersRegallocIncludeDefault(*options));

@@ -36,10 +36,11 @@ using detail::cpuTime;
 using detail::programName;
 using std::chrono::milliseconds;
 
-Result<CompileReport> runCompile(const CompileCommand& command, milliseconds timeout,
-                                 const std::atomic<bool>* cancel, support::Spawner* spawner) {
+Result<CompileReport> runCompile(support::CleanupScope& scope, const CompileCommand& command,
+                                 milliseconds timeout, const std::atomic<bool>* cancel,
+                                 support::Spawner* spawner) {
   auto started = support::Clock::now();
-  auto spawned = support::Subprocess::spawn({command.argv, command.environment, spawner});
+  auto spawned = support::Subprocess::spawn(scope, {command.argv, command.environment, spawner});
   if (!spawned.ok())
     return spawned.error();
   support::Subprocess& process = **spawned;

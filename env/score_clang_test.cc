@@ -36,9 +36,10 @@ int small(int x) { return x * 3 + 1; }
 )";
 
 std::string run(std::vector<std::string> argv) {
+  support::CleanupScope scope; // Outlives what is registered in it.
   CompileCommand command;
   command.argv = std::move(argv);
-  auto report = runCompile(command, 60s);
+  auto report = runCompile(scope, command, 60s);
   EXPECT_TRUE(report.ok()) << report.error().message();
   return report.ok() ? report->output : "";
 }
@@ -46,7 +47,7 @@ std::string run(std::vector<std::string> argv) {
 class ScoreTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-env-score-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-env-score-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
     testing::writeFile(dir_.path() / "s.c", kSource);
@@ -56,6 +57,7 @@ protected:
          "-fsave-optimization-record=bitstream", "-foptimization-record-passes=regalloc",
          "-foptimization-record-file=" + remarks_.string()});
   }
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir dir_;
   fs::path object_, remarks_;
 };

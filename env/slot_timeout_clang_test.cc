@@ -21,7 +21,8 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
 TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
-  auto dir = support::TempDir::create("mlgo-env-slot-test-");
+  support::CleanupScope scope; // Outlives what is registered in it.
+  auto dir = support::TempDir::create(scope, "mlgo-env-slot-test-");
   ASSERT_TRUE(dir.ok());
   auto corpusDir = testing::buildTestCorpus(
       dir->path(), {{"m", "int f(int x) { return x * 7; }\n"
@@ -30,14 +31,14 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
   ASSERT_TRUE(corpus.ok()) << corpus.error().message();
   auto problem = findProblem("inlining");
   ASSERT_TRUE(problem.ok());
-  auto probe = probeProblem(MLGO_CLANG, **problem, {});
+  auto probe = probeProblem(scope, MLGO_CLANG, **problem, {});
   ASSERT_TRUE(probe.ok()) << probe.error().message();
   auto bound = (*problem)->bind(probe->header, {});
   ASSERT_TRUE(bound.ok()) << bound.error().message();
 
   std::filesystem::path temp = dir->path() / "tmp";
   std::filesystem::create_directories(temp);
-  CompilePlanner planner(**problem, MLGO_CLANG, {}, {}, temp);
+  CompilePlanner planner(scope, **problem, MLGO_CLANG, {}, {}, temp);
   JobSlots slots(1);
   BaselineService baselines(planner, slots, std::nullopt, "test", 30s, 1);
   EpisodeContext context;
@@ -47,6 +48,7 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
   context.baselines = &baselines;
   context.bound = *bound;
   context.limits.compileTimeout = 500ms;
+  context.limits.scope = &scope;
 
   size_t fds = testing::openDescriptors();
   Episode episode(1, corpus->modules().front(), {}, context);

@@ -134,7 +134,7 @@ private:
                        ec.message());
     auto bound = tcpAcceptor_->local_endpoint();
     announce(fmt::format("{}:{}", bound.address().to_string(), bound.port()));
-    acceptTcp();
+    accept(*tcpAcceptor_);
     return Status::success();
   }
 
@@ -171,54 +171,46 @@ private:
       return makeError(ErrorCode::kIo, "cannot listen on unix:{}: {}", address.path, ec.message());
     unixPath_ = address.path;
     announce("unix:" + address.path);
-    acceptUnix();
+    accept(*unixAcceptor_);
     return Status::success();
   }
 
-  void acceptTcp() {
+  /// Accepts the next connection on `acceptor` (tcpAcceptor_ or
+  /// unixAcceptor_, which outlive every accept) and adopts it as a
+  /// StreamConnection on a strand of its own, then accepts again, until the
+  /// server stops. A failed accept backs off instead of spinning.
+  template <typename Acceptor>
+  void accept(Acceptor& acceptor) {
+    using Socket = typename Acceptor::protocol_type::socket;
     auto strand = asio::make_strand(io_);
-    tcpAcceptor_->async_accept(
-        strand, [this, strand](boost::system::error_code ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted || stopping_)
-            return;
-          if (ec) {
-            backOff(ec, [this] { acceptTcp(); });
-            return;
-          }
-          acceptFailing_ = false;
-          {
-            socket.set_option(tcp::no_delay(true), ec);
-            boost::system::error_code peerError;
-            auto peer = socket.remote_endpoint(peerError);
-            std::string name =
-                peerError ? "tcp" : fmt::format("{}:{}", peer.address().to_string(), peer.port());
-            adopt(std::make_shared<StreamConnection<tcp::socket>>(
-                std::move(socket), strand, dispatcher_, executor_, options_.limits, nextId_++, name,
-                closer()));
-          }
-          acceptTcp();
-        });
+    acceptor.async_accept(strand, [this, &acceptor, strand](boost::system::error_code ec,
+                                                            Socket socket) {
+      if (ec == asio::error::operation_aborted || stopping_)
+        return;
+      if (ec) {
+        backOff(ec, [this, &acceptor] { accept(acceptor); });
+        return;
+      }
+      acceptFailing_ = false;
+      uint64_t id = nextId_++;
+      std::string name = prepare(socket, id);
+      adopt(std::make_shared<StreamConnection<Socket>>(std::move(socket), strand, dispatcher_,
+                                                       executor_, options_.limits, id,
+                                                       std::move(name), closer()));
+      accept(acceptor);
+    });
   }
 
-  void acceptUnix() {
-    auto strand = asio::make_strand(io_);
-    unixAcceptor_->async_accept(
-        strand, [this, strand](boost::system::error_code ec, unix_socket::socket socket) {
-          if (ec == asio::error::operation_aborted || stopping_)
-            return;
-          if (ec) {
-            backOff(ec, [this] { acceptUnix(); });
-            return;
-          }
-          acceptFailing_ = false;
-          {
-            uint64_t id = nextId_++;
-            adopt(std::make_shared<StreamConnection<unix_socket::socket>>(
-                std::move(socket), strand, dispatcher_, executor_, options_.limits, id,
-                fmt::format("unix#{}", id), closer()));
-          }
-          acceptUnix();
-        });
+  /// What differs between the socket types: a TCP connection gets
+  /// TCP_NODELAY and is named by its peer; a Unix one by its number.
+  static std::string prepare(tcp::socket& socket, uint64_t) {
+    boost::system::error_code ignored, peerError;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto peer = socket.remote_endpoint(peerError);
+    return peerError ? "tcp" : fmt::format("{}:{}", peer.address().to_string(), peer.port());
+  }
+  static std::string prepare(unix_socket::socket&, uint64_t id) {
+    return fmt::format("unix#{}", id);
   }
 
   /// An accept failed (EMFILE/ENFILE when out of descriptors, ENOBUFS...):

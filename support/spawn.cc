@@ -146,21 +146,6 @@ void Spawner::stop() {
   std::call_once(joined_, [this] { thread_.join(); });
 }
 
-Spawner& Spawner::processWide() {
-  // Never destroyed: its thread, and so its children, live until exit. A
-  // forked copy of the host (a death test) has no copy of the thread, so it
-  // gets a spawner of its own.
-  static std::mutex mutex;
-  static Spawner* spawner = nullptr;
-  static pid_t owner = 0;
-  std::lock_guard lock(mutex);
-  if (spawner == nullptr || owner != ::getpid()) {
-    spawner = new Spawner;
-    owner = ::getpid();
-  }
-  return *spawner;
-}
-
 Result<pid_t> Spawner::spawn(const SpawnRequest& request) {
   Job job;
   job.request = &request;

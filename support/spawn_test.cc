@@ -1,4 +1,5 @@
 //===- support/spawn_test.cc - children die with their spawner ------------===//
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/spawn.h"
 #include "mlgo/support/subprocess.h"
 
@@ -16,10 +17,11 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(Spawner, ChildrenDieWithTheSpawnerThread) {
+  CleanupScope scope; // Outlives what is registered in it.
   std::unique_ptr<Subprocess> child;
   {
     Spawner spawner;
-    auto spawned = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+    auto spawned = Subprocess::spawn(scope, {{"sleep", "100"}, {}, &spawner});
     ASSERT_TRUE(spawned.ok()) << spawned.error().message();
     child = std::move(*spawned);
     EXPECT_FALSE(child->tryReap());
@@ -31,26 +33,28 @@ TEST(Spawner, ChildrenDieWithTheSpawnerThread) {
 }
 
 TEST(Spawner, StopKillsTheChildrenAndRefusesNewOnes) {
+  CleanupScope scope; // Outlives what is registered in it.
   Spawner spawner;
-  auto spawned = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+  auto spawned = Subprocess::spawn(scope, {{"sleep", "100"}, {}, &spawner});
   ASSERT_TRUE(spawned.ok()) << spawned.error().message();
   ::kill((*spawned)->pid(), SIGSTOP); // SIGKILL reaches stopped children too.
   spawner.stop();
   spawner.stop(); // Idempotent.
   ASSERT_TRUE((*spawned)->waitUntil(Clock::now() + 5s).ok());
   EXPECT_EQ((*spawned)->exitStatus()->signal, SIGKILL);
-  auto refused = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+  auto refused = Subprocess::spawn(scope, {{"sleep", "100"}, {}, &spawner});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), ErrorCode::kIo);
 }
 
 TEST(Spawner, ChildrenOutliveTheThreadThatAskedForThem) {
+  CleanupScope scope; // Outlives what is registered in it.
   // A worker thread that asks for a child and then ends must not take the
   // child with it: the fork happens on the spawner's own thread.
   Spawner spawner;
   std::unique_ptr<Subprocess> child;
   std::thread([&] {
-    auto spawned = Subprocess::spawn({{"sleep", "100"}, {}, &spawner});
+    auto spawned = Subprocess::spawn(scope, {{"sleep", "100"}, {}, &spawner});
     if (spawned.ok())
       child = std::move(*spawned);
   }).join();
@@ -60,6 +64,7 @@ TEST(Spawner, ChildrenOutliveTheThreadThatAskedForThem) {
 }
 
 TEST(Spawner, ChildGetsItsOwnGroupCleanDescriptorsAndOutput) {
+  CleanupScope scope; // Outlives what is registered in it.
   Spawner spawner;
   // A descriptor of ours without O_CLOEXEC must not reach the child.
   int leaked = ::open("/dev/null", O_RDONLY);
@@ -69,7 +74,7 @@ TEST(Spawner, ChildGetsItsOwnGroupCleanDescriptorsAndOutput) {
                        std::to_string(leaked) +
                        " ] && echo leaked; "
                        "echo err >&2; read x; echo stdin=$?";
-  auto spawned = Subprocess::spawn({{"sh", "-c", script}, {"MLGO_SPAWN_TEST=1"}, &spawner});
+  auto spawned = Subprocess::spawn(scope, {{"sh", "-c", script}, {"MLGO_SPAWN_TEST=1"}, &spawner});
   ::close(leaked);
   ASSERT_TRUE(spawned.ok()) << spawned.error().message();
   Subprocess& child = **spawned;
@@ -84,15 +89,16 @@ TEST(Spawner, ChildGetsItsOwnGroupCleanDescriptorsAndOutput) {
 }
 
 TEST(Spawner, MissingAndUnrunnableProgramsAreErrors) {
+  CleanupScope scope; // Outlives what is registered in it.
   Spawner spawner;
-  auto missing = Subprocess::spawn({{"no-such-program-mlgo"}, {}, &spawner});
+  auto missing = Subprocess::spawn(scope, {{"no-such-program-mlgo"}, {}, &spawner});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
   EXPECT_NE(missing.error().message().find("no-such-program-mlgo"), std::string::npos);
-  auto notExecutable = Subprocess::spawn({{"/dev/null"}, {}, &spawner});
+  auto notExecutable = Subprocess::spawn(scope, {{"/dev/null"}, {}, &spawner});
   ASSERT_FALSE(notExecutable.ok());
   EXPECT_NE(notExecutable.error().message().find("/dev/null"), std::string::npos);
-  auto empty = Subprocess::spawn({{}, {}, &spawner});
+  auto empty = Subprocess::spawn(scope, {{}, {}, &spawner});
   EXPECT_FALSE(empty.ok());
 }
 

@@ -1,6 +1,8 @@
 //===- support/subprocess.cc - a child process we own ---------------------===//
 #include "mlgo/support/subprocess.h"
 
+#include "child_wait.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/spawn.h"
 
 #include <fcntl.h>
@@ -14,10 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 extern char** environ;
@@ -106,70 +105,10 @@ std::string ExitStatus::describe() const {
   return fmt::format("killed by signal {} ({})", signal, name != nullptr ? name : "unknown");
 }
 
-//===-- the registry of live children -------------------------------------===//
-
-namespace {
-
-struct ChildRegistry {
-  std::mutex mutex;
-  std::condition_variable idle; ///< Signalled when `spawning` drops to 0.
-  std::unordered_set<pid_t> live;
-  /// posix_spawn calls under way: their pids are not in `live` yet, so
-  /// killAllChildren() waits for them rather than miss one.
-  unsigned spawning = 0;
-  bool closed = false; ///< killAllChildren() ran: no more spawns.
-};
-
-ChildRegistry& childRegistry() {
-  // Never destroyed: threads may still reap children while statics go away.
-  static auto* registry = new ChildRegistry;
-  return *registry;
-}
-
-/// Blocks until `pid` (a child of ours) has exited, without reaping it, so
-/// its owner still collects the status. True when it is dead (or already
-/// reaped); false if it outlived `deadline`.
-bool waitForDeath(pid_t pid, Deadline deadline) {
-  for (;;) {
-    siginfo_t info = {};
-    int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT | WNOHANG);
-    if (rc < 0 && errno == EINTR)
-      continue;
-    if (rc < 0 || info.si_pid == pid)
-      return true; // ECHILD: reaped by its owner meanwhile.
-    if (Clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
-} // namespace
-
-size_t killAllChildren() {
-  ChildRegistry& registry = childRegistry();
-  std::vector<pid_t> signalled;
-  {
-    std::unique_lock lock(registry.mutex);
-    registry.closed = true;
-    registry.idle.wait(lock, [&] { return registry.spawning == 0; });
-    for (pid_t pid : registry.live)
-      ::killpg(pid, SIGKILL);
-    signalled.assign(registry.live.begin(), registry.live.end());
-  }
-  // SIGKILL is asynchronous: a compiler may still be finishing a system
-  // call (creating its output file, say) when killpg() returns. Callers
-  // remove the compilers' directories next, so wait until they are dead.
-  // No pid is recycled meanwhile: nothing is spawned any more, and a reaped
-  // pid is simply ECHILD.
-  Deadline deadline = Clock::now() + std::chrono::seconds(5);
-  for (pid_t pid : signalled)
-    waitForDeath(pid, deadline);
-  return signalled.size();
-}
-
 //===-- Subprocess --------------------------------------------------------===//
 
-Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& options) {
+Result<std::unique_ptr<Subprocess>> Subprocess::spawn(CleanupScope& scope,
+                                                     const SpawnOptions& options) {
   if (options.argv.empty() || options.argv[0].empty())
     return makeError(ErrorCode::kInvalidArgument, "cannot start a process: empty command line");
   const std::string& program = options.argv[0];
@@ -178,6 +117,7 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
   if (::pipe2(pipeFds, O_CLOEXEC) != 0)
     return makeError(ErrorCode::kIo, "cannot start '{}': pipe: {}", program, errnoText(errno));
   std::unique_ptr<Subprocess> child(new Subprocess());
+  child->scope_ = &scope;
   child->program_ = program;
   child->outputFd_ = pipeFds[0];
 
@@ -185,28 +125,17 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(const SpawnOptions& option
   request.argv = options.argv;
   request.environment = childEnvironment(options.extraEnvironment);
   request.outputFd = pipeFds[1];
-  Spawner& spawner = options.spawner != nullptr ? *options.spawner : Spawner::processWide();
+  Spawner& spawner = options.spawner != nullptr ? *options.spawner : scope.spawner();
 
-  ChildRegistry& registry = childRegistry();
-  {
-    std::lock_guard lock(registry.mutex);
-    if (registry.closed) {
-      ::close(pipeFds[1]);
-      return makeError(ErrorCode::kIo, "cannot run '{}': mlgo-env is shutting down", program);
-    }
-    ++registry.spawning;
+  if (Status admitted = scope.beginSpawn(program); !admitted.ok()) {
+    ::close(pipeFds[1]);
+    return admitted.error();
   }
   auto spawned = spawner.spawn(request);
   ::close(pipeFds[1]);
-  {
-    // Registered before killAllChildren() can look (it waits for spawning
-    // to reach 0), so a child started during shutdown is killed too.
-    std::lock_guard lock(registry.mutex);
-    if (spawned.ok())
-      registry.live.insert(*spawned);
-    if (--registry.spawning == 0)
-      registry.idle.notify_all();
-  }
+  // Registered before the scope's cleanup() can look (it waits for spawns
+  // under way), so a child started during a cleanup is killed too.
+  scope.endSpawn(spawned.ok() ? *spawned : -1);
   if (!spawned.ok())
     return spawned.error();
   child->pid_ = *spawned;
@@ -250,18 +179,9 @@ bool Subprocess::tryReap() {
     return true;
   int raw = 0;
   struct rusage usage = {};
-  pid_t r;
-  {
-    // Reaped and unregistered at once: killAllChildren() never signals a
-    // pid that was reaped (and may have been recycled).
-    ChildRegistry& registry = childRegistry();
-    std::lock_guard lock(registry.mutex);
-    do {
-      r = ::wait4(pid_, &raw, WNOHANG, &usage);
-    } while (r < 0 && errno == EINTR);
-    if (r != 0)
-      registry.live.erase(pid_);
-  }
+  // Reaped and unregistered at once: the scope's cleanup() never signals a
+  // pid that was reaped (and may have been recycled).
+  pid_t r = scope_->reapChild(pid_, &raw, &usage);
   if (r == 0)
     return false;
   ExitStatus status;
@@ -308,8 +228,8 @@ void Subprocess::kill() {
   signalGroup(SIGKILL);
   // A SIGKILLed child dies promptly (also when stopped). Wait for that
   // without reaping; tryReap() then reaps it and unregisters it under the
-  // registry's lock. It stays registered until reaped, so killAllChildren()
-  // waits for it too.
+  // scope's lock. It stays registered until reaped, so a cleanup waits for
+  // it too.
   if (exitFd_ >= 0) {
     struct pollfd exited = {exitFd_, POLLIN, 0}; // Readable once it is dead.
     while (::poll(&exited, 1, -1) < 0 && errno == EINTR) {

@@ -1,7 +1,7 @@
 //===- support/temp_dir.cc - a private temporary directory ----------------===//
 #include "mlgo/support/temp_dir.h"
 
-#include "mlgo/support/shutdown.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace mlgo::support {
 namespace {
@@ -109,10 +110,11 @@ std::filesystem::path TempDir::systemTempDir() {
   return "/tmp";
 }
 
-Result<TempDir> TempDir::create(std::string_view prefix, const std::filesystem::path& parent) {
+Result<TempDir> TempDir::create(CleanupScope& scope, std::string_view prefix,
+                                const std::filesystem::path& parent) {
   std::filesystem::path base = parent.empty() ? systemTempDir() : parent;
   std::string pattern = (base / (std::string(prefix) + ownerTag() + "-XXXXXX")).string();
-  auto path = shutdown::createPath([&]() -> Result<std::filesystem::path> {
+  auto path = scope.createPath([&]() -> Result<std::filesystem::path> {
     if (::mkdtemp(pattern.data()) == nullptr)
       return makeError(ErrorCode::kIo, "cannot create a temporary directory in {}: {}",
                        base.string(), std::strerror(errno));
@@ -120,16 +122,18 @@ Result<TempDir> TempDir::create(std::string_view prefix, const std::filesystem::
   });
   if (!path.ok())
     return path.error();
-  return TempDir(std::move(*path));
+  return TempDir(scope, std::move(*path));
 }
 
-TempDir::TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)) {
+TempDir::TempDir(TempDir&& other) noexcept
+    : scope_(std::exchange(other.scope_, nullptr)), path_(std::move(other.path_)) {
   other.path_.clear();
 }
 
 TempDir& TempDir::operator=(TempDir&& other) noexcept {
   if (this != &other) {
     remove();
+    scope_ = std::exchange(other.scope_, nullptr);
     path_ = std::move(other.path_);
     other.path_.clear();
   }
@@ -145,7 +149,8 @@ void TempDir::remove() {
     return;
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
-  shutdown::removePath(path_);
+  if (scope_ != nullptr)
+    scope_->removePath(path_);
   path_.clear();
 }
 

@@ -1,6 +1,8 @@
 //===- support/temp_dir_test.cc - owner-tagged names and reaping orphans --===//
 #include "mlgo/support/temp_dir.h"
 
+#include "mlgo/support/cleanup_scope.h"
+
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -23,9 +25,10 @@ pid_t deadPid() {
 }
 
 TEST(TempDir, NameCarriesOwnerPidAndStartTime) {
-  auto root = TempDir::create("mlgo-env-tdtest-root-");
+  CleanupScope scope; // Outlives what is registered in it.
+  auto root = TempDir::create(scope, "mlgo-env-tdtest-root-");
   ASSERT_TRUE(root.ok());
-  auto dir = TempDir::create("mlgo-env-episode-", root->path());
+  auto dir = TempDir::create(scope, "mlgo-env-episode-", root->path());
   ASSERT_TRUE(dir.ok());
   std::string name = dir->path().filename().string();
   EXPECT_TRUE(name.starts_with("mlgo-env-episode-" + std::to_string(::getpid()) + "."));
@@ -41,10 +44,11 @@ TEST(TempDir, NameCarriesOwnerPidAndStartTime) {
 }
 
 TEST(TempDir, ReapOrphansRemovesOnlyDirectoriesOfDeadOwners) {
-  auto root = TempDir::create("mlgo-env-tdtest-root-");
+  CleanupScope scope; // Outlives what is registered in it.
+  auto root = TempDir::create(scope, "mlgo-env-tdtest-root-");
   ASSERT_TRUE(root.ok());
   const fs::path& r = root->path();
-  auto live = TempDir::create("mlgo-env-episode-", r); // Ours: we are alive.
+  auto live = TempDir::create(scope, "mlgo-env-episode-", r); // Ours: we are alive.
   ASSERT_TRUE(live.ok());
   pid_t dead = deadPid();
   uint64_t ourStart = TempDir::ownerOf(live->path().filename().string())->startTime;

@@ -42,10 +42,11 @@ std::vector<std::string> trainingLogArgs(const env::Problem& problem,
           "-regalloc-priority-training-log=" + log};
 }
 
-Result<DevelopmentModeProbe> probeDevelopmentMode(const std::filesystem::path& clang,
+Result<DevelopmentModeProbe> probeDevelopmentMode(support::CleanupScope& scope,
+                                                  const std::filesystem::path& clang,
                                                   const env::Problem& problem,
                                                   std::chrono::milliseconds timeout) {
-  auto dir = support::TempDir::create("mlgo-env-devprobe-");
+  auto dir = support::TempDir::create(scope, "mlgo-env-devprobe-");
   if (!dir.ok())
     return dir.error();
   std::filesystem::path log = dir->path() / "probe.log";
@@ -57,7 +58,7 @@ Result<DevelopmentModeProbe> probeDevelopmentMode(const std::filesystem::path& c
     command.argv.push_back(std::move(arg));
 
   DevelopmentModeProbe probe;
-  auto report = env::runCompile(command, timeout);
+  auto report = env::runCompile(scope, command, timeout);
   if (!report.ok()) {
     if (report.error().code() == ErrorCode::kNotFound)
       return report.error();

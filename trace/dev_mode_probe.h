@@ -23,6 +23,7 @@
 
 #include "mlgo/env/problem.h"
 #include "mlgo/protocol/training_log.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <chrono>
 #include <filesystem>
@@ -50,7 +51,8 @@ std::vector<std::string> trainingLogArgs(const env::Problem& problem,
 /// all (kNotFound: no such clang; kIo: no temporary directory); a clang
 /// that rejects the options is a successful probe saying no.
 Result<DevelopmentModeProbe>
-probeDevelopmentMode(const std::filesystem::path& clang, const env::Problem& problem,
+probeDevelopmentMode(support::CleanupScope& scope, const std::filesystem::path& clang,
+                     const env::Problem& problem,
                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 } // namespace mlgo::trace

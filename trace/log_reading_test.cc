@@ -1,5 +1,6 @@
 //===- trace/log_reading_test.cc - printing, summarising, truncation --------===//
 #include "mlgo/protocol/stream_writer.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/temp_dir.h"
 #include "mlgo/trace/log_printer.h"
 #include "mlgo/trace/log_summary.h"
@@ -62,7 +63,7 @@ std::string sampleTrace() {
 class LogReading : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-trace-test-");
+    auto dir = support::TempDir::create(scope_, "mlgo-trace-test-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
@@ -87,6 +88,7 @@ protected:
     text << in.rdbuf();
     return {text.str(), read};
   }
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir dir_;
 };
 
@@ -202,7 +204,7 @@ TEST_F(LogReading, InteractiveCaptureHasNoActionsAndEmptyContextsAreFine) {
 TEST_F(LogReading, TraceFilesAppearOnlyOnCommit) {
   std::filesystem::path trace = dir_.path() / "t.log";
   {
-    auto files = TraceFiles::create(trace, {}, "{\"features\":[]}");
+    auto files = TraceFiles::create(scope_, trace, {}, "{\"features\":[]}");
     ASSERT_TRUE(files.ok());
     ASSERT_TRUE(files->append("", "m,m,1,1,0\n").ok());
     EXPECT_FALSE(std::filesystem::exists(trace));
@@ -210,7 +212,7 @@ TEST_F(LogReading, TraceFilesAppearOnlyOnCommit) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_.path()),
                           std::filesystem::directory_iterator()),
             0);
-  auto files = TraceFiles::create(trace, {}, "{\"features\":[]}");
+  auto files = TraceFiles::create(scope_, trace, {}, "{\"features\":[]}");
   ASSERT_TRUE(files.ok());
   ASSERT_TRUE(files->append("", "m,m,1,1,0\n").ok());
   auto bytes = files->commit();

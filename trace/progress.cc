@@ -1,17 +1,18 @@
 //===- trace/progress.cc - a progress line on a terminal ---------------------===//
 #include "mlgo/trace/progress.h"
 
-#include "mlgo/support/shutdown.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <unistd.h>
 
 namespace mlgo::trace {
 
-TerminalProgress::TerminalProgress(std::FILE* out)
-    : TerminalProgress(out, ::isatty(::fileno(out)) == 1) {}
+TerminalProgress::TerminalProgress(std::FILE* out, const support::CleanupScope* quietAfter)
+    : TerminalProgress(out, ::isatty(::fileno(out)) == 1, quietAfter) {}
 
-TerminalProgress::TerminalProgress(std::FILE* out, bool interactive)
-    : out_(out), interactive_(interactive) {}
+TerminalProgress::TerminalProgress(std::FILE* out, bool interactive,
+                                   const support::CleanupScope* quietAfter)
+    : out_(out), interactive_(interactive), quietAfter_(quietAfter) {}
 
 TerminalProgress::~TerminalProgress() {
   clear();
@@ -29,7 +30,7 @@ void TerminalProgress::moduleFinished(const std::string& module, uint64_t observ
   observations_ += observations;
   if (!error.empty()) {
     ++failed_;
-    if (support::shutdown::cleanupBegan())
+    if (quietAfter_ != nullptr && quietAfter_->cleanupBegan())
       return; // Interrupted: the compiles fail because they were stopped.
     if (interactive_ && drawn_)
       std::fputs("\r\033[K", out_);

@@ -55,16 +55,19 @@ size_t countLines(const std::string& text) {
 class TraceClangTest : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    auto dir = support::TempDir::create("mlgo-trace-clang-");
+    suiteScope_ = new support::CleanupScope;
+    auto dir = support::TempDir::create(*suiteScope_, "mlgo-trace-clang-");
     ASSERT_TRUE(dir.ok());
     shared_ = new support::TempDir(std::move(*dir));
   }
   static void TearDownTestSuite() {
     delete shared_;
     shared_ = nullptr;
+    delete suiteScope_; // After everything registered in it.
+    suiteScope_ = nullptr;
   }
   void SetUp() override {
-    auto dir = support::TempDir::create("mlgo-trace-clang-case-");
+    auto dir = support::TempDir::create(scope_, "mlgo-trace-clang-case-");
     ASSERT_TRUE(dir.ok());
     dir_ = std::move(*dir);
   }
@@ -90,7 +93,9 @@ protected:
     return v;
   }
 
+  static inline support::CleanupScope* suiteScope_ = nullptr;
   static inline support::TempDir* shared_ = nullptr;
+  support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir dir_;
 };
 
@@ -421,13 +426,13 @@ TEST_F(TraceClangTest, ReleaseClangIsNotADevelopmentModeBuild) {
   for (std::string name : {"regalloc", "regalloc-priority", "inlining"}) {
     auto problem = env::findProblem(name);
     ASSERT_TRUE(problem.ok());
-    auto probe = probeDevelopmentMode(MLGO_CLANG, **problem);
+    auto probe = probeDevelopmentMode(scope_, MLGO_CLANG, **problem);
     ASSERT_TRUE(probe.ok()) << probe.error().message();
     EXPECT_FALSE(probe->supported);
     EXPECT_THAT(probe->detail, HasSubstr("Unknown command line argument")) << name;
   }
   auto problem = env::findProblem("regalloc");
-  auto missing = probeDevelopmentMode("/nonexistent/clang", **problem);
+  auto missing = probeDevelopmentMode(scope_, "/nonexistent/clang", **problem);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
 }
@@ -470,7 +475,7 @@ TEST_F(TraceClangTest, DevelopmentModeClangsOwnLogIsTheDefaultTrace) {
   ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
 
   auto problem = env::findProblem("regalloc");
-  auto probe = probeDevelopmentMode(fake, **problem);
+  auto probe = probeDevelopmentMode(scope_, fake, **problem);
   ASSERT_TRUE(probe.ok()) << probe.error().message();
   ASSERT_TRUE(probe->supported) << probe->detail;
 
@@ -504,7 +509,7 @@ TEST_F(TraceClangTest, ReplayReadsAStreamClangWrote) {
   // actions in it.
   auto problem = env::findProblem("regalloc-priority");
   ASSERT_TRUE(problem.ok());
-  auto compileDir = support::TempDir::create("mlgo-trace-capture-");
+  auto compileDir = support::TempDir::create(scope_, "mlgo-trace-capture-");
   ASSERT_TRUE(compileDir.ok());
   env::CompileCommand command;
   command.channelBase = compileDir->path() / "channel";
@@ -516,6 +521,7 @@ TEST_F(TraceClangTest, ReplayReadsAStreamClangWrote) {
   for (std::string& arg : (*problem)->interactiveArgs(command.channelBase.string(), problemOptions))
     command.argv.push_back(std::move(arg));
   env::SessionLimits limits;
+  limits.scope = &scope_;
   fs::path capture = dir_.path() / "capture.log";
   limits.recordStreamTo = capture;
   auto session = env::startCompilerSession(std::move(*compileDir), command, limits);

@@ -3,7 +3,7 @@
 
 #include "context_rewards.h"
 
-#include "mlgo/support/shutdown.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -17,10 +17,11 @@ namespace {
 
 /// Creates `<final>.tmp-<pid>-<n>` exclusively, with the mode an ordinary
 /// output file gets (0666 less the umask, applied by the kernel).
-Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesystem::path& final) {
+Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(support::CleanupScope& scope,
+                                                               const std::filesystem::path& final) {
   static std::atomic<unsigned> counter{0};
   int fd = -1;
-  auto name = support::shutdown::createPath([&]() -> Result<std::filesystem::path> {
+  auto name = scope.createPath([&]() -> Result<std::filesystem::path> {
     for (int attempt = 0;; ++attempt) {
       std::string candidate = fmt::format("{}.tmp-{}-{}", final.string(), ::getpid(), counter++);
       fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -37,7 +38,7 @@ Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(const std::filesys
     int error = errno;
     ::close(fd);
     ::unlink(name->c_str());
-    support::shutdown::removePath(*name);
+    scope.removePath(*name);
     return makeError(ErrorCode::kIo, "cannot open {}: {}", name->string(), std::strerror(error));
   }
   return std::pair{*name, file};
@@ -51,20 +52,22 @@ Status write(std::FILE* file, std::string_view bytes, const std::filesystem::pat
 
 } // namespace
 
-Result<TraceFiles> TraceFiles::create(const std::filesystem::path& trace,
+Result<TraceFiles> TraceFiles::create(support::CleanupScope& scope,
+                                      const std::filesystem::path& trace,
                                       const std::filesystem::path& csv,
                                       std::string_view headerLine) {
   TraceFiles files;
+  files.scope_ = &scope;
   files.tracePath_ = trace;
   files.csvPath_ = csv.empty() ? std::filesystem::path(trace.string() + ".csv") : csv;
   if (files.csvPath_ == files.tracePath_)
     return makeError(ErrorCode::kInvalidArgument, "the CSV and the trace are both {}",
                      trace.string());
-  auto traceFile = openTemp(trace);
+  auto traceFile = openTemp(scope, trace);
   if (!traceFile.ok())
     return traceFile.error();
   std::tie(files.traceTemp_, files.trace_) = *traceFile;
-  auto csvFile = openTemp(files.csvPath_);
+  auto csvFile = openTemp(scope, files.csvPath_);
   if (!csvFile.ok())
     return csvFile.error(); // `files` removes the trace's temporary file.
   std::tie(files.csvTemp_, files.csv_) = *csvFile;
@@ -76,7 +79,7 @@ Result<TraceFiles> TraceFiles::create(const std::filesystem::path& trace,
 }
 
 TraceFiles::TraceFiles(TraceFiles&& other) noexcept
-    : tracePath_(std::move(other.tracePath_)), csvPath_(std::move(other.csvPath_)),
+    : scope_(other.scope_), tracePath_(std::move(other.tracePath_)), csvPath_(std::move(other.csvPath_)),
       traceTemp_(std::move(other.traceTemp_)), csvTemp_(std::move(other.csvTemp_)),
       trace_(std::exchange(other.trace_, nullptr)), csv_(std::exchange(other.csv_, nullptr)),
       bytes_(other.bytes_) {
@@ -97,7 +100,7 @@ void TraceFiles::discard() {
   for (std::filesystem::path* temp : {&traceTemp_, &csvTemp_}) {
     if (!temp->empty()) {
       ::unlink(temp->c_str());
-      support::shutdown::removePath(*temp);
+      scope_->removePath(*temp);
     }
     temp->clear();
   }
@@ -122,11 +125,11 @@ Result<uint64_t> TraceFiles::commit() {
       return error;
     }
   }
-  // Both renames under the shutdown registry's lock: an interrupted run
+  // Both renames under the scope's lock: an interrupted run
   // never replaces an earlier result with a partial one.
   const std::pair<std::filesystem::path, std::filesystem::path> renames[] = {
       {traceTemp_, tracePath_}, {csvTemp_, csvPath_}};
-  Status committed = support::shutdown::commitPaths(renames);
+  Status committed = scope_->commitPaths(renames);
   if (!committed.ok()) {
     discard(); // Removes whichever temporary file is left.
     return committed.error();

@@ -13,6 +13,7 @@
 #ifndef MLGO_TRACE_TRACE_FILE_H
 #define MLGO_TRACE_TRACE_FILE_H
 
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/result.h"
 
 #include <cstdio>
@@ -26,7 +27,11 @@ class TraceFiles {
 public:
   /// Opens the temporary files and writes the header line (plus newline)
   /// and the CSV header. `csv` empty = `<trace>.csv`. kIo naming the path.
-  static Result<TraceFiles> create(const std::filesystem::path& trace,
+  /// The temporary files are registered in `scope`, which must outlive the
+  /// TraceFiles; once its cleanup() began, commit() fails (kIo) and renames
+  /// nothing.
+  static Result<TraceFiles> create(support::CleanupScope& scope,
+                                   const std::filesystem::path& trace,
                                    const std::filesystem::path& csv, std::string_view headerLine);
 
   TraceFiles(TraceFiles&& other) noexcept;
@@ -46,6 +51,7 @@ private:
   TraceFiles() = default;
   void discard();
 
+  support::CleanupScope* scope_ = nullptr;
   std::filesystem::path tracePath_, csvPath_;
   std::filesystem::path traceTemp_, csvTemp_;
   std::FILE* trace_ = nullptr;

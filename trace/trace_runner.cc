@@ -195,7 +195,8 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
     std::jthread prober;
     if (probe)
       prober = std::jthread([&] {
-        probed.emplace(probeDevelopmentMode(clang, **problem, envOptions.compileTimeout));
+        probed.emplace(probeDevelopmentMode(*envOptions.cleanup, clang, **problem,
+                                          envOptions.compileTimeout));
       });
     created.emplace(env::Environment::create(envOptions));
   }
@@ -244,6 +245,11 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
   env::EnvironmentOptions envOptions = options.environment;
   envOptions.problemOptions.includeDefaultFeature = true;
   envOptions.moduleEmbeddings = false; // A trace records clang's features only.
+  // The run's scope: the caller's, else one of its own. Declared before
+  // everything registered in it, so it is destroyed after them.
+  std::shared_ptr<support::CleanupScope> scope =
+      envOptions.cleanup ? envOptions.cleanup : std::make_shared<support::CleanupScope>();
+  envOptions.cleanup = scope;
   TraceReport report;
   auto prepared = prepare(options, envOptions, report);
   if (!prepared.ok())
@@ -259,7 +265,7 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
                          description.ir2vecVocabulary.string(),
                          description.corpusRoot.string(),
                          envOptions.flagRules};
-  auto files = TraceFiles::create(options.output, options.csv, traceHeaderLine(header, metadata));
+  auto files = TraceFiles::create(*scope, options.output, options.csv, traceHeaderLine(header, metadata));
   if (!files.ok())
     return files.error();
 

@@ -64,7 +64,8 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   auto spec = environment.corpus().find(module);
   if (!spec.ok())
     return spec.error();
-  auto dir = support::TempDir::create("mlgo-env-trace-", options.tempDir);
+  auto dir = support::TempDir::create(environment.cleanupScope(), "mlgo-env-trace-",
+                                      options.tempDir);
   if (!dir.ok())
     return dir.error();
   const env::Problem& problem = environment.problem();
@@ -82,7 +83,7 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   for (std::string& arg : trainingLogArgs(problem, log))
     command.argv.push_back(std::move(arg));
   command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
-  auto report = env::runCompile(command, options.compileTimeout);
+  auto report = env::runCompile(environment.cleanupScope(), command, options.compileTimeout);
   if (!report.ok())
     return report.error().withContext(fmt::format("module {}", module));
 

@@ -148,6 +148,7 @@ CompileCommand fakeCommand(const fs::path& dir, const fs::path& script) {
 }
 
 fs::path buildTestCorpus(const fs::path& dir, const std::vector<TestSource>& sources) {
+  support::CleanupScope scope; // Outlives what is registered in it.
   fs::path obj = dir / "obj";
   fs::create_directories(obj);
   for (const TestSource& source : sources) {
@@ -162,7 +163,7 @@ fs::path buildTestCorpus(const fs::path& dir, const std::vector<TestSource>& sou
     command.argv.push_back("-o");
     command.argv.push_back((obj / (source.name + ".o")).string());
     command.objectPath = obj / (source.name + ".o");
-    auto report = runCompile(command, std::chrono::seconds(120));
+    auto report = runCompile(scope, command, std::chrono::seconds(120));
     EXPECT_TRUE(report.ok()) << report.error().message();
   }
   corpus::ExtractOptions options;

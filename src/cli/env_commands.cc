@@ -62,7 +62,8 @@ void printSpecs(const env::Problem& problem, const env::BoundProblem& bound) {
 }
 
 int runInfo(const InfoOptions& options) {
-  InterruptGuard interrupts("mlgo-env info");
+  support::CleanupScope scope;
+  InterruptGuard interrupts("mlgo-env info", scope);
   std::vector<const env::Problem*> problems;
   if (options.problem.empty()) {
     for (const env::Problem* p : env::allProblems())
@@ -75,7 +76,7 @@ int runInfo(const InfoOptions& options) {
     }
     problems.push_back(*found);
   }
-  auto version = env::queryClangVersion(options.clang);
+  auto version = env::queryClangVersion(scope, options.clang);
   if (!version.ok()) {
     fmt::print(stderr, "mlgo-env info: error: {}\n", version.error().message());
     return 1;
@@ -109,7 +110,7 @@ int runInfo(const InfoOptions& options) {
   for (const env::Problem* problem : problems) {
     if (problem->name() != "regalloc")
       continue;
-    auto llvmOptions = env::queryLlvmOptions(options.clang);
+    auto llvmOptions = env::queryLlvmOptions(scope, options.clang);
     if (!llvmOptions.ok()) {
       fmt::print(stderr, "mlgo-env info: error: {}\n", llvmOptions.error().message());
       return 1;
@@ -122,7 +123,7 @@ int runInfo(const InfoOptions& options) {
   }
   for (const env::Problem* problem : problems) {
     fmt::print("\nproblem {}: {}\n", problem->name(), problem->summary());
-    auto probe = env::probeProblem(options.clang, *problem, problemOptions);
+    auto probe = env::probeProblem(scope, options.clang, *problem, problemOptions);
     auto bound = probe.ok() ? problem->bind(probe->header, problemOptions)
                             : Result<std::shared_ptr<const env::BoundProblem>>(probe.error());
     if (!bound.ok()) {

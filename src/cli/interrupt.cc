@@ -1,7 +1,6 @@
 //===- src/cli/interrupt.cc - Ctrl-C for commands that run compilers -------===//
 #include "cli/interrupt.h"
 
-#include "mlgo/support/shutdown.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -23,12 +22,13 @@ struct InterruptGuard::Impl {
   std::thread thread;
 };
 
-InterruptGuard::InterruptGuard(std::string program) : impl_(std::make_unique<Impl>()) {
-  impl_->signals.async_wait([program = std::move(program)](boost::system::error_code ec,
-                                                           int signal) {
+InterruptGuard::InterruptGuard(std::string program, support::CleanupScope& scope)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->signals.async_wait([program = std::move(program), scope = &scope](
+                                boost::system::error_code ec, int signal) {
     if (ec)
       return; // Cancelled: the guard is going away.
-    size_t killed = support::shutdown::emergencyCleanup();
+    size_t killed = scope->cleanup();
     const char* name = sigabbrev_np(signal);
     if (::isatty(STDERR_FILENO) == 1)
       std::fputs("\n", stderr); // Off a progress line (or the terminal's ^C).

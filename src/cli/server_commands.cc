@@ -110,11 +110,15 @@ int runServe(const ServeFlags& flags) {
     std::fprintf(stderr, "mlgo-env: --agent-timeout must be positive\n");
     return 2;
   }
-  // create() runs clang (the capability probe): Ctrl-C must not orphan it.
-  // Once serving, the server's own signal set shuts down in order; between
-  // the two no compiler runs.
+  // The server's scope: everything the environment starts is registered in
+  // it. create() runs clang (the capability probe): Ctrl-C must not orphan
+  // it. Once serving, the server's own signal set shuts down in order;
+  // between the two no compiler runs. Declared before the environment, so
+  // it outlives it.
+  auto scope = std::make_shared<support::CleanupScope>();
+  options->cleanup = scope;
   auto environment = [&] {
-    InterruptGuard interrupts("mlgo-env");
+    InterruptGuard interrupts("mlgo-env", *scope);
     return env::Environment::create(*options);
   }();
   if (!environment) {

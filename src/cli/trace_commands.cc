@@ -113,8 +113,11 @@ int runTraceCommand(TraceFlags& flags) {
   if (flags.trace.output.empty())
     return usage(makeError(ErrorCode::kInvalidArgument, "trace: --output is required"));
   std::signal(SIGPIPE, SIG_IGN);
-  InterruptGuard interrupts("mlgo-env trace");
-  trace::TerminalProgress progress(stderr, !flags.noProgress && ::isatty(STDERR_FILENO) == 1);
+  auto scope = std::make_shared<support::CleanupScope>();
+  flags.trace.environment.cleanup = scope;
+  InterruptGuard interrupts("mlgo-env trace", *scope);
+  trace::TerminalProgress progress(stderr, !flags.noProgress && ::isatty(STDERR_FILENO) == 1,
+                                   scope.get());
   auto report = trace::runTrace(flags.trace, &progress);
   progress.clear();
   if (!report.ok())
@@ -132,7 +135,9 @@ int runVerify(const ReplayFlags& flags, bool problemGiven) {
   verify.trace = flags.file;
   verify.environment = *options;
   verify.problemGiven = problemGiven;
-  InterruptGuard interrupts("mlgo-env replay");
+  auto scope = std::make_shared<support::CleanupScope>();
+  verify.environment.cleanup = scope;
+  InterruptGuard interrupts("mlgo-env replay", *scope);
   auto report = trace::verifyTrace(verify);
   if (!report.ok())
     return failure(report.error());

@@ -22,6 +22,7 @@
 #define MLGO_ENV_BASELINE_CACHE_H
 
 #include "mlgo/env/score.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/result.h"
 
 #include <filesystem>
@@ -46,8 +47,10 @@ public:
   static std::filesystem::path defaultDir();
 
   /// Uses `dir` (created with its parents if missing); empty = defaultDir().
-  /// kIo naming the directory if it cannot be created.
-  static Result<BaselineCache> open(std::filesystem::path dir);
+  /// kIo naming the directory if it cannot be created. Entries being written
+  /// are registered in `scope` (cleanup_scope.h), which must outlive the
+  /// cache and its copies; once its cleanup() began, store() fails (kIo).
+  static Result<BaselineCache> open(support::CleanupScope& scope, std::filesystem::path dir);
 
   /// The entry for `key`, or nullopt when absent or unreadable.
   std::optional<ModuleScore> load(std::string_view key) const;
@@ -57,7 +60,9 @@ public:
   const std::filesystem::path& dir() const { return dir_; }
 
 private:
-  explicit BaselineCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  BaselineCache(support::CleanupScope& scope, std::filesystem::path dir)
+      : scope_(&scope), dir_(std::move(dir)) {}
+  support::CleanupScope* scope_;
   std::filesystem::path dir_;
 };
 

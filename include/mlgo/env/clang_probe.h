@@ -18,6 +18,7 @@
 
 #include "mlgo/env/problem.h"
 #include "mlgo/protocol/training_log.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <chrono>
 #include <filesystem>
@@ -39,7 +40,7 @@ struct ClangVersion {
 /// Runs `clang --version`. kNotFound when the program does not exist,
 /// kCompiler when it fails or prints nothing.
 Result<ClangVersion>
-queryClangVersion(const std::filesystem::path& clang,
+queryClangVersion(support::CleanupScope& scope, const std::filesystem::path& clang,
                   std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 struct ProblemProbe {
@@ -53,7 +54,8 @@ struct ProblemProbe {
 /// with clang's message when clang rejects the flags, crashes, or never
 /// opens the channel; kNotFound when clang does not exist. Its temporary
 /// directory goes under `tempParent` (empty = the system's, see temp_dir.h).
-Result<ProblemProbe> probeProblem(const std::filesystem::path& clang, const Problem& problem,
+Result<ProblemProbe> probeProblem(support::CleanupScope& scope, const std::filesystem::path& clang,
+                                  const Problem& problem,
                                   const ProblemOptions& options,
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60),
                                   const std::filesystem::path& tempParent = {});
@@ -76,7 +78,7 @@ std::vector<std::string> parseLlvmOptionList(std::string_view helpText);
 /// it fails. The listing goes through a temporary directory under
 /// `tempParent` (empty = the system's, see temp_dir.h).
 Result<std::vector<std::string>>
-queryLlvmOptions(const std::filesystem::path& clang,
+queryLlvmOptions(support::CleanupScope& scope, const std::filesystem::path& clang,
                  std::chrono::milliseconds timeout = std::chrono::seconds(60),
                  const std::filesystem::path& tempParent = {});
 

@@ -43,6 +43,7 @@
 #define MLGO_ENV_COMPILER_SESSION_H
 
 #include "mlgo/protocol/training_log.h"
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/subprocess.h"
 #include "mlgo/support/temp_dir.h"
 
@@ -79,7 +80,10 @@ struct SessionLimits {
   /// When set, every byte read from B.out is also appended to this file
   /// (recording streams for tests and debugging).
   std::filesystem::path recordStreamTo;
-  /// Starts the compiler (see spawn.h); null = Spawner::processWide().
+  /// Where the compiler and its directory are registered (cleanup_scope.h);
+  /// required, and must outlive the session.
+  support::CleanupScope* scope = nullptr;
+  /// Starts the compiler (see spawn.h); null = the scope's spawner.
   support::Spawner* spawner = nullptr;
 };
 
@@ -155,7 +159,9 @@ startCompilerSession(support::TempDir dir, CompileCommand command, const Session
 /// exited with 0 and wrote the object file. `cancel`, when set to true by
 /// another thread, kills the compile within a few milliseconds (kInternal
 /// "cancelled").
-Result<CompileReport> runCompile(const CompileCommand& command, std::chrono::milliseconds timeout,
+/// The compiler is registered in `scope`; `spawner` null = the scope's.
+Result<CompileReport> runCompile(support::CleanupScope& scope, const CompileCommand& command,
+                                 std::chrono::milliseconds timeout,
                                  const std::atomic<bool>* cancel = nullptr,
                                  support::Spawner* spawner = nullptr);
 

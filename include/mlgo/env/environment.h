@@ -63,6 +63,10 @@
 #include <string>
 #include <vector>
 
+namespace mlgo::support {
+class CleanupScope;
+} // namespace mlgo::support
+
 namespace mlgo::env {
 
 struct EnvironmentOptions {
@@ -98,6 +102,15 @@ struct EnvironmentOptions {
   /// With a vocabulary: whether resets compute the module embedding (traces
   /// do not need it; it costs about 4 ms per module on first visit).
   bool moduleEmbeddings = true;
+  /// Where the environment registers its compilers, temporary directories
+  /// and cache entries being written (support/cleanup_scope.h): the
+  /// command line hands down the scope its signal handling cleans up. The
+  /// Environment holds a reference, so the scope lives at least as long.
+  /// Null = a scope of the Environment's own, which nobody else can clean
+  /// up (tests, the Python binding: destroying the Environment is their
+  /// cleanup). One scope may serve several runs; cleaning it up stops them
+  /// all, so give independent Environments scopes of their own.
+  std::shared_ptr<support::CleanupScope> cleanup;
 };
 
 /// What an agent needs to know before its first episode.
@@ -216,6 +229,9 @@ public:
   const EnvironmentDescription& describe() const;
   const corpus::Corpus& corpus() const;
   const Problem& problem() const;
+  /// The scope everything of this environment is registered in
+  /// (EnvironmentOptions::cleanup, or its own); lives as long as it.
+  support::CleanupScope& cleanupScope() const;
 
   /// Starts an episode (see the file comment).
   Result<ResetResult> reset(const ResetRequest& request);

@@ -24,11 +24,12 @@
 /// closed, execve(). A program without '/' is looked up in PATH before the
 /// fork. Exec failures come back synchronously as an errno.
 ///
-/// Ownership: the Environment owns one (destroy it after everything it
-/// started is reaped: its children die with its thread). Tools without an
-/// Environment use processWide(), whose thread lives until the process
-/// exits. spawn() is thread-safe and blocks until the child has exec'ed
-/// (or failed to).
+/// Ownership: every CleanupScope owns one (cleanup_scope.h), the default
+/// for children started in the scope, and the Environment owns one of its
+/// own (so that its shutdown() can kill its compilers at once). Either way,
+/// destroy a Spawner only after everything it started is reaped: its
+/// children die with its thread. There is no process-wide spawner. spawn()
+/// is thread-safe and blocks until the child has exec'ed (or failed to).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_SUPPORT_SPAWN_H
@@ -79,10 +80,6 @@ public:
   /// under way to finish. Idempotent, thread-safe; never call it from a
   /// child-owning thread that must not block for a few milliseconds.
   void stop();
-
-  /// A spawner whose thread lives until the process exits (a fork()ed copy
-  /// of the process gets its own). Thread-safe.
-  static Spawner& processWide();
 
 private:
   struct Job;

@@ -23,10 +23,11 @@
 ///
 /// Thread safety: none; one owner thread at a time.
 ///
-/// Every live child is also in a process-wide registry, so an interrupted
-/// host can kill them all (killAllChildren(); see shutdown.h). Reaping and
-/// unregistering happen under the registry's lock, so that never signals a
-/// reaped (possibly recycled) pid.
+/// Every live child is also registered in the CleanupScope it was started
+/// in (cleanup_scope.h), so an interrupted run can kill them all. Reaping
+/// and unregistering happen under the scope's lock, so a cleanup never
+/// signals a reaped (possibly recycled) pid. The scope must outlive the
+/// Subprocess.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_SUPPORT_SUBPROCESS_H
@@ -48,6 +49,7 @@
 
 namespace mlgo::support {
 
+class CleanupScope;
 class Spawner;
 
 using Clock = std::chrono::steady_clock;
@@ -74,11 +76,6 @@ private:
   uint64_t total_ = 0;
 };
 
-/// SIGKILLs the process group of every live child of every Subprocess and
-/// makes later spawns fail (kIo, "shutting down"). Returns how many groups
-/// were signalled. Thread-safe; for shutdown::emergencyCleanup().
-size_t killAllChildren();
-
 /// How a child ended.
 struct ExitStatus {
   bool exited = false; ///< Ended by exit(); `code` is valid.
@@ -96,15 +93,19 @@ struct SpawnOptions {
   std::vector<std::string> argv;
   /// "NAME=VALUE" entries added to (and overriding) the host's environment.
   std::vector<std::string> extraEnvironment;
-  /// Starts the child (see spawn.h); null = Spawner::processWide().
+  /// Starts the child (see spawn.h); null = the scope's spawner. Must
+  /// outlive the child.
   Spawner* spawner = nullptr;
 };
 
 class Subprocess {
 public:
-  /// Starts the child. kNotFound when the program does not exist, kIo for
-  /// other spawn failures; the message names the program.
-  static Result<std::unique_ptr<Subprocess>> spawn(const SpawnOptions& options);
+  /// Starts the child and registers it in `scope`, which must outlive the
+  /// returned Subprocess. kNotFound when the program does not exist, kIo
+  /// for other spawn failures (also once the scope's cleanup() began); the
+  /// message names the program.
+  static Result<std::unique_ptr<Subprocess>> spawn(CleanupScope& scope,
+                                                   const SpawnOptions& options);
 
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
@@ -148,6 +149,7 @@ private:
   Subprocess() = default;
   void closeOutput();
 
+  CleanupScope* scope_ = nullptr;
   pid_t pid_ = -1;
   int outputFd_ = -1;
   int exitFd_ = -1;

@@ -14,6 +14,10 @@
 /// directories behind; reapOrphans() removes those whose owner is gone, and
 /// Environment::create() runs it on its temporary root.
 ///
+/// Every TempDir is registered in the CleanupScope it was created in
+/// (cleanup_scope.h), so an interrupted run removes it; the scope must
+/// outlive the TempDir.
+///
 /// Movable, not copyable. remove() and the destructor never throw.
 ///
 //===----------------------------------------------------------------------===//
@@ -32,12 +36,15 @@
 
 namespace mlgo::support {
 
+class CleanupScope;
+
 class TempDir {
 public:
   /// Creates `<parent>/<prefix><pid>.<starttime>-XXXXXX`; an empty parent
   /// means the system temporary directory. kIo naming the path on failure.
   /// Prefixes should start with kNamePrefix (reapOrphans looks at those).
-  static Result<TempDir> create(std::string_view prefix = "mlgo-env-",
+  /// Registered in `scope` (kIo once its cleanup() began).
+  static Result<TempDir> create(CleanupScope& scope, std::string_view prefix = "mlgo-env-",
                                 const std::filesystem::path& parent = {});
 
   TempDir() = default;
@@ -77,7 +84,9 @@ public:
   static std::string ownerTag();
 
 private:
-  explicit TempDir(std::filesystem::path path) : path_(std::move(path)) {}
+  TempDir(CleanupScope& scope, std::filesystem::path path)
+      : scope_(&scope), path_(std::move(path)) {}
+  CleanupScope* scope_ = nullptr; ///< Where path_ is registered.
   std::filesystem::path path_;
 };
 

@@ -12,6 +12,7 @@
 #ifndef MLGO_TRACE_PROGRESS_H
 #define MLGO_TRACE_PROGRESS_H
 
+#include "mlgo/support/cleanup_scope.h"
 #include "mlgo/trace/trace_runner.h"
 
 #include <chrono>
@@ -21,9 +22,13 @@ namespace mlgo::trace {
 
 class TerminalProgress final : public TraceListener {
 public:
-  /// `out` is usually stderr; `interactive` defaults to isatty(out).
-  explicit TerminalProgress(std::FILE* out);
-  TerminalProgress(std::FILE* out, bool interactive);
+  /// `out` is usually stderr; `interactive` defaults to isatty(out). Once
+  /// `quietAfter`'s cleanup() began (an interrupted run; null = never),
+  /// failed modules are not reported one by one: they failed because their
+  /// compilers were stopped. `quietAfter` must outlive the listener.
+  explicit TerminalProgress(std::FILE* out, const support::CleanupScope* quietAfter = nullptr);
+  TerminalProgress(std::FILE* out, bool interactive,
+                   const support::CleanupScope* quietAfter = nullptr);
   ~TerminalProgress() override;
 
   void started(size_t modules) override;
@@ -37,6 +42,7 @@ private:
 
   std::FILE* out_;
   bool interactive_;
+  const support::CleanupScope* quietAfter_;
   bool drawn_ = false;
   size_t total_ = 0, done_ = 0, failed_ = 0;
   uint64_t observations_ = 0;
