@@ -93,8 +93,7 @@ std::filesystem::path BaselineCache::defaultDir() {
   return std::filesystem::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / "mlgo-env-cache";
 }
 
-Result<BaselineCache> BaselineCache::open(support::CleanupScope& scope,
-                                          std::filesystem::path dir) {
+Result<BaselineCache> BaselineCache::open(support::CleanupScope& scope, std::filesystem::path dir) {
   if (dir.empty())
     dir = defaultDir();
   std::error_code ec;

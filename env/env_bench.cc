@@ -197,7 +197,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Problem& problem = (*env)->problem();
-  CompilePlanner planner(scope, problem, options.clang, options.problemOptions, {}, options.tempDir);
+  CompilePlanner planner(scope, problem, options.clang, options.problemOptions, {},
+                         options.tempDir);
   const auto& modules = (*env)->corpus().modules();
   size_t count = std::min(maxModules, modules.size());
 

@@ -142,9 +142,8 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
-  auto probe =
-      probeProblem(scope, clangPath, **problem, problemOptions, options.compileTimeout,
-                   options.tempDir);
+  auto probe = probeProblem(scope, clangPath, **problem, problemOptions, options.compileTimeout,
+                            options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);

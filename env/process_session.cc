@@ -96,8 +96,8 @@ Status ProcessSession::start() {
   started_ = support::Clock::now();
   if (limits_.scope == nullptr)
     return makeError(ErrorCode::kInternal, "a compiler session needs a cleanup scope");
-  auto process = support::Subprocess::spawn(
-      *limits_.scope, {command_.argv, command_.environment, limits_.spawner});
+  auto process = support::Subprocess::spawn(*limits_.scope,
+                                            {command_.argv, command_.environment, limits_.spawner});
   if (!process.ok())
     return process.error();
   process_ = std::move(*process);

@@ -179,26 +179,25 @@ private:
   /// unixAcceptor_, which outlive every accept) and adopts it as a
   /// StreamConnection on a strand of its own, then accepts again, until the
   /// server stops. A failed accept backs off instead of spinning.
-  template <typename Acceptor>
-  void accept(Acceptor& acceptor) {
+  template <typename Acceptor> void accept(Acceptor& acceptor) {
     using Socket = typename Acceptor::protocol_type::socket;
     auto strand = asio::make_strand(io_);
-    acceptor.async_accept(strand, [this, &acceptor, strand](boost::system::error_code ec,
-                                                            Socket socket) {
-      if (ec == asio::error::operation_aborted || stopping_)
-        return;
-      if (ec) {
-        backOff(ec, [this, &acceptor] { accept(acceptor); });
-        return;
-      }
-      acceptFailing_ = false;
-      uint64_t id = nextId_++;
-      std::string name = prepare(socket, id);
-      adopt(std::make_shared<StreamConnection<Socket>>(std::move(socket), strand, dispatcher_,
-                                                       executor_, options_.limits, id,
-                                                       std::move(name), closer()));
-      accept(acceptor);
-    });
+    acceptor.async_accept(
+        strand, [this, &acceptor, strand](boost::system::error_code ec, Socket socket) {
+          if (ec == asio::error::operation_aborted || stopping_)
+            return;
+          if (ec) {
+            backOff(ec, [this, &acceptor] { accept(acceptor); });
+            return;
+          }
+          acceptFailing_ = false;
+          uint64_t id = nextId_++;
+          std::string name = prepare(socket, id);
+          adopt(std::make_shared<StreamConnection<Socket>>(std::move(socket), strand, dispatcher_,
+                                                           executor_, options_.limits, id,
+                                                           std::move(name), closer()));
+          accept(acceptor);
+        });
   }
 
   /// What differs between the socket types: a TCP connection gets

@@ -79,8 +79,8 @@ Status CleanupScope::commitPaths(
                      renames.empty() ? std::string("nothing") : renames.front().second.string());
   for (const auto& [temp, final] : renames) {
     if (std::rename(temp.c_str(), final.c_str()) != 0)
-      return makeError(ErrorCode::kIo, "cannot rename {} to {}: {}", temp.string(),
-                       final.string(), std::strerror(errno));
+      return makeError(ErrorCode::kIo, "cannot rename {} to {}: {}", temp.string(), final.string(),
+                       std::strerror(errno));
     paths_.erase(temp.string());
   }
   return Status::success();

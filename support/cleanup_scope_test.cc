@@ -31,8 +31,7 @@ using Children = std::vector<std::unique_ptr<Subprocess>>;
 /// Dead (a zombie its owner has not reaped yet), not merely signalled.
 bool isDead(const Subprocess& child) {
   siginfo_t info = {};
-  return ::waitid(P_PID, static_cast<id_t>(child.pid()), &info, WEXITED | WNOWAIT | WNOHANG) ==
-             0 &&
+  return ::waitid(P_PID, static_cast<id_t>(child.pid()), &info, WEXITED | WNOWAIT | WNOHANG) == 0 &&
          info.si_pid == child.pid();
 }
 

@@ -18,7 +18,7 @@ namespace {
 /// Creates `<final>.tmp-<pid>-<n>` exclusively, with the mode an ordinary
 /// output file gets (0666 less the umask, applied by the kernel).
 Result<std::pair<std::filesystem::path, std::FILE*>> openTemp(support::CleanupScope& scope,
-                                                               const std::filesystem::path& final) {
+                                                              const std::filesystem::path& final) {
   static std::atomic<unsigned> counter{0};
   int fd = -1;
   auto name = scope.createPath([&]() -> Result<std::filesystem::path> {
@@ -79,10 +79,10 @@ Result<TraceFiles> TraceFiles::create(support::CleanupScope& scope,
 }
 
 TraceFiles::TraceFiles(TraceFiles&& other) noexcept
-    : scope_(other.scope_), tracePath_(std::move(other.tracePath_)), csvPath_(std::move(other.csvPath_)),
-      traceTemp_(std::move(other.traceTemp_)), csvTemp_(std::move(other.csvTemp_)),
-      trace_(std::exchange(other.trace_, nullptr)), csv_(std::exchange(other.csv_, nullptr)),
-      bytes_(other.bytes_) {
+    : scope_(other.scope_), tracePath_(std::move(other.tracePath_)),
+      csvPath_(std::move(other.csvPath_)), traceTemp_(std::move(other.traceTemp_)),
+      csvTemp_(std::move(other.csvTemp_)), trace_(std::exchange(other.trace_, nullptr)),
+      csv_(std::exchange(other.csv_, nullptr)), bytes_(other.bytes_) {
   other.traceTemp_.clear();
   other.csvTemp_.clear();
 }

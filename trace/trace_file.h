@@ -30,8 +30,7 @@ public:
   /// The temporary files are registered in `scope`, which must outlive the
   /// TraceFiles; once its cleanup() began, commit() fails (kIo) and renames
   /// nothing.
-  static Result<TraceFiles> create(support::CleanupScope& scope,
-                                   const std::filesystem::path& trace,
+  static Result<TraceFiles> create(support::CleanupScope& scope, const std::filesystem::path& trace,
                                    const std::filesystem::path& csv, std::string_view headerLine);
 
   TraceFiles(TraceFiles&& other) noexcept;

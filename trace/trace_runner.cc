@@ -195,8 +195,8 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
     std::jthread prober;
     if (probe)
       prober = std::jthread([&] {
-        probed.emplace(probeDevelopmentMode(*envOptions.cleanup, clang, **problem,
-                                          envOptions.compileTimeout));
+        probed.emplace(
+            probeDevelopmentMode(*envOptions.cleanup, clang, **problem, envOptions.compileTimeout));
       });
     created.emplace(env::Environment::create(envOptions));
   }
@@ -265,7 +265,8 @@ Result<TraceReport> runTrace(const TraceOptions& options, TraceListener* listene
                          description.ir2vecVocabulary.string(),
                          description.corpusRoot.string(),
                          envOptions.flagRules};
-  auto files = TraceFiles::create(*scope, options.output, options.csv, traceHeaderLine(header, metadata));
+  auto files =
+      TraceFiles::create(*scope, options.output, options.csv, traceHeaderLine(header, metadata));
   if (!files.ok())
     return files.error();
 

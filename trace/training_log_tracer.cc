@@ -64,8 +64,8 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   auto spec = environment.corpus().find(module);
   if (!spec.ok())
     return spec.error();
-  auto dir = support::TempDir::create(environment.cleanupScope(), "mlgo-env-trace-",
-                                      options.tempDir);
+  auto dir =
+      support::TempDir::create(environment.cleanupScope(), "mlgo-env-trace-", options.tempDir);
   if (!dir.ok())
     return dir.error();
   const env::Problem& problem = environment.problem();

@@ -1,7 +1,6 @@
 //===- src/cli/interrupt.cc - Ctrl-C for commands that run compilers -------===//
 #include "cli/interrupt.h"
 
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
@@ -24,8 +23,8 @@ struct InterruptGuard::Impl {
 
 InterruptGuard::InterruptGuard(std::string program, support::CleanupScope& scope)
     : impl_(std::make_unique<Impl>()) {
-  impl_->signals.async_wait([program = std::move(program), scope = &scope](
-                                boost::system::error_code ec, int signal) {
+  impl_->signals.async_wait([program = std::move(program),
+                             scope = &scope](boost::system::error_code ec, int signal) {
     if (ec)
       return; // Cancelled: the guard is going away.
     size_t killed = scope->cleanup();

@@ -55,8 +55,7 @@ struct ProblemProbe {
 /// opens the channel; kNotFound when clang does not exist. Its temporary
 /// directory goes under `tempParent` (empty = the system's, see temp_dir.h).
 Result<ProblemProbe> probeProblem(support::CleanupScope& scope, const std::filesystem::path& clang,
-                                  const Problem& problem,
-                                  const ProblemOptions& options,
+                                  const Problem& problem, const ProblemOptions& options,
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60),
                                   const std::filesystem::path& tempParent = {});
 

@@ -88,7 +88,8 @@ public:
   /// unregisters it, all under the path lock: once cleanup() began, nothing
   /// is renamed (kIo, "interrupted") so a run cut short never replaces a
   /// result. Stops at the first failing rename (kIo naming both).
-  Status commitPaths(std::span<const std::pair<std::filesystem::path, std::filesystem::path>> renames);
+  Status
+  commitPaths(std::span<const std::pair<std::filesystem::path, std::filesystem::path>> renames);
 
   /// True once cleanup() began: failures from then on are its doing, not the
   /// compilers' (callers may keep them quiet).
