@@ -23,7 +23,7 @@
 /// Ownership and lifetime: whoever creates a scope owns it (a local, a
 /// member, or a std::shared_ptr when several owners share it, as
 /// Environments do). **The scope must outlive everything registered in it**:
-/// every Subprocess, TempDir and TraceFiles started or created in it keeps a
+/// every Subprocess, TempDir, TraceFiles and BaselineCache made in it keeps a
 /// pointer to it and unregisters on destruction. Destroying the scope runs
 /// cleanup() for whatever is still registered (a bug in the owner, but no
 /// compiler is left spinning), then ends the scope's spawner thread.
