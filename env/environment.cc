@@ -49,6 +49,10 @@ struct Environment::Impl {
   std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;
 
   Result<std::shared_ptr<Episode>> find(EpisodeId id) const;
+  /// Runs `call` on an open episode under its lock; forgets the episode
+  /// if the call ended it. kNotFound when it is not open.
+  template <typename Call>
+  auto onEpisode(EpisodeId id, Call&& call) -> decltype(call(std::declval<Episode&>()));
   Result<size_t> sample(std::optional<uint64_t> seed);
   Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
   Result<std::shared_future<Embedding>> moduleEmbedding(size_t moduleIndex);
@@ -382,26 +386,44 @@ Result<ResetResult> Environment::reset(const ResetRequest& request) {
   return result;
 }
 
-Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
-  auto found = impl_->find(id);
+template <typename Call>
+auto Environment::Impl::onEpisode(EpisodeId id, Call&& call) -> decltype(call(std::declval<Episode&>())) {
+  auto found = find(id);
   if (!found.ok())
     return found.error();
   Episode& episode = **found;
-  Status status;
+  std::optional<decltype(call(episode))> outcome;
   bool over;
   {
     std::lock_guard lock(episode.mutex());
     if (episode.over())
       return makeError(ErrorCode::kNotFound, "no open episode {} (it ended or was closed)", id);
-    status = episode.step(action, result);
+    outcome.emplace(call(episode));
     over = episode.over();
   }
   if (over) {
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->episodes.erase(id) > 0)
-      impl_->reserved.fetch_sub(1);
+    std::lock_guard lock(mutex);
+    if (episodes.erase(id) > 0)
+      reserved.fetch_sub(1);
   }
-  return status;
+  return std::move(*outcome);
+}
+
+Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.step(action, result); });
+}
+
+Result<StepProgress> Environment::beginStep(EpisodeId id, const ActionValue& action,
+                                            StepResult& result, int& fd) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.beginStep(action, result, fd); });
+}
+
+Result<StepProgress> Environment::pollStep(EpisodeId id, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.pollStep(result); });
+}
+
+Status Environment::finishStep(EpisodeId id, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.finishStep(result); });
 }
 
 Status Environment::close(EpisodeId id) {

@@ -122,6 +122,10 @@ void Connection::handleLine(std::string text) {
       continue;
     }
     const auto& request = std::get<protocol::rpc::Request>(item);
+    if (!batch && request.method == "step" && request.id) {
+      startStep(request, [done](std::string reply) { done(0, std::move(reply)); });
+      continue;
+    }
     if (!Dispatcher::isBlocking(request.method)) {
       done(i, dispatcher_.handle(request, episodes_));
       continue;
