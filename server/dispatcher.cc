@@ -311,6 +311,10 @@ Dispatcher::Reply Dispatcher::closeStep(PendingStep& call, const Status& status,
       episodes.end(call.episode, true);
       return failure(Code::kUnknownEpisode, error.message());
     }
+    if (error.code() == ErrorCode::kBusy) { // Another step of it in flight.
+      episodes.end(call.episode, false);
+      return failure(Code::kBusy, error.message());
+    }
     // The environment ended the episode already; closing again (kNotFound)
     // makes sure nothing of a failed episode is ever held.
     (void)environment_.close(call.episode);
