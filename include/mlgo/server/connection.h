@@ -39,7 +39,10 @@
 ///   the FairExecutor: a step that cannot start at once (no job slot free,
 ///   truncation due), the end of a compile (clang exiting, scoring, the
 ///   baseline), and a compiler that takes longer than kStepPatience to
-///   answer (its compile timeout is then enforced by the worker).
+///   answer (its compile timeout is then enforced by the worker). The only
+///   lock the strand may then wait for is the episode's own, held by a
+///   worker closing that episode (an agent-timeout expiry racing the step):
+///   as long as killing and reaping its compiler takes, milliseconds.
 /// - Every other request that may wait (Dispatcher::isBlocking: reset,
 ///   step in a batch, close) and every episode clean-up (idle expiry,
 ///   closing all on disconnect) runs on the FairExecutor, whose workers may
