@@ -65,6 +65,8 @@
 
 namespace mlgo::env {
 
+class CompilerDriver; // compiler_driver.h
+
 struct EnvironmentOptions {
   /// "inlining", "regalloc" or "regalloc-priority".
   std::string problem = "inlining";
@@ -98,6 +100,9 @@ struct EnvironmentOptions {
   /// With a vocabulary: whether resets compute the module embedding (traces
   /// do not need it; it costs about 4 ms per module on first visit).
   bool moduleEmbeddings = true;
+  /// Runs every compile, probe and score (compiler_driver.h); null = the
+  /// real one, processCompilerDriver(). Tests pass an in-process fake.
+  std::shared_ptr<CompilerDriver> driver;
 };
 
 /// What an agent needs to know before its first episode.
