@@ -27,9 +27,14 @@ struct Harness {
   std::unique_ptr<server::Dispatcher> dispatcher;
 };
 
+Harness* built = nullptr;
+
 /// Built once: creating an Environment per input would dwarf the work.
+/// Destroyed at exit, so its directory goes too.
 Harness& harness() {
-  static Harness* h = [] {
+  if (built != nullptr)
+    return *built;
+  built = [] {
     env::testing::FakeEnvironmentSetup setup;
     setup.modules = {"alpha", "beta", "gamma"};
     env::testing::FakeModule broken;
@@ -51,7 +56,11 @@ Harness& harness() {
     out->dispatcher = std::make_unique<server::Dispatcher>(out->fake->environment(), options);
     return out;
   }();
-  return *h;
+  std::atexit([] {
+    delete built;
+    built = nullptr;
+  });
+  return *built;
 }
 
 /// The episode id a reset reply names, if any.

@@ -38,6 +38,10 @@
 /// its clang, directory, fifos, descriptors and its maxEpisodes place.
 /// Other episodes are unaffected.
 ///
+/// Compilers: every compile, probe and score goes through
+/// EnvironmentOptions::driver (compiler_driver.h): real clang processes by
+/// default, an in-process fake in unit tests.
+///
 /// Concurrency: every member function is thread-safe. Calls on one episode
 /// are serialised; calls on different episodes run in parallel. At most
 /// `jobs` compilers work at a time (see job slots in env/job_slots.h); a
