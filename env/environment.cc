@@ -166,10 +166,9 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
-  impl->baselines =
-      std::make_unique<BaselineService>(driver, *impl->planner, *impl->slots, cache,
-                                        impl->clang.fullText, options.compileTimeout, jobs,
-                                        &impl->spawner);
+  impl->baselines = std::make_unique<BaselineService>(driver, *impl->planner, *impl->slots, cache,
+                                                      impl->clang.fullText, options.compileTimeout,
+                                                      jobs, &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();

@@ -17,11 +17,11 @@
 namespace mlgo::env {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeEnvironment;
 using testing::FakeEnvironmentSetup;
 using testing::FakeFault;
 using testing::FakeModule;
+using ::testing::HasSubstr;
 
 constexpr uint64_t kInliningDecisions = 11; // In tests/data/streams/inlining.stream.
 

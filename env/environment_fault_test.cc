@@ -19,11 +19,11 @@ namespace mlgo::env {
 namespace {
 
 using namespace std::chrono_literals;
-using ::testing::HasSubstr;
 using testing::FakeEnvironment;
 using testing::FakeEnvironmentSetup;
 using testing::FakeFault;
 using testing::FakeModule;
+using ::testing::HasSubstr;
 
 ResetRequest named(std::string module) {
   ResetRequest request;

@@ -25,9 +25,8 @@ public:
     return probeProblem(clang, problem, options, timeout, tempParent);
   }
 
-  Result<std::unique_ptr<CompilerSession>> startSession(support::TempDir dir,
-                                                        CompileCommand command,
-                                                        const SessionLimits& limits) override {
+  Result<std::unique_ptr<CompilerSession>>
+  startSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits) override {
     return startCompilerSession(std::move(dir), std::move(command), limits);
   }
 

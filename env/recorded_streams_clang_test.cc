@@ -31,7 +31,8 @@ TEST(RecordedStreams, HeadersAreWhatClang22SendsToday) {
     ASSERT_TRUE(replayed.ok()) << replayed.error().message();
     EXPECT_EQ(replayed->header, live->header)
         << file << " was recorded from another clang: record it again (see its README)\n"
-        << replayed->header.toJson() << "\n" << live->header.toJson();
+        << replayed->header.toJson() << "\n"
+        << live->header.toJson();
     EXPECT_GT(replayed->observations, 0u) << file;
   }
 }

@@ -34,7 +34,7 @@ struct Wire {
   std::condition_variable changed;
   std::deque<std::string> input; ///< Chunks not yet read by the connection.
   bool inputClosed = false;
-  std::string output;  ///< Everything written and taken by the client.
+  std::string output; ///< Everything written and taken by the client.
   bool holdWrites = false;
   size_t readsRequested = 0;
   bool closed = false;
@@ -131,13 +131,12 @@ protected:
     thread_.join();
   }
   void open(ConnectionLimits limits = {}) {
-    connection_ = std::make_shared<MemoryConnection>(
-        wire_, asio::make_strand(io_), *dispatcher_, executor_, limits,
-        [this](uint64_t) {
-          std::lock_guard lock(wire_->mutex);
-          ++closedCalls_;
-          wire_->changed.notify_all();
-        });
+    connection_ = std::make_shared<MemoryConnection>(wire_, asio::make_strand(io_), *dispatcher_,
+                                                     executor_, limits, [this](uint64_t) {
+                                                       std::lock_guard lock(wire_->mutex);
+                                                       ++closedCalls_;
+                                                       wire_->changed.notify_all();
+                                                     });
     connection_->start();
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -191,8 +190,8 @@ int64_t idOf(const std::string& line) {
 
 TEST_F(ConnectionTest, LinesSplitAnywhereAreAnsweredInOrder) {
   open();
-  std::string text = request(1, "describe") + "\r\n\n   \n" + request(2, "fly") + "\n" +
-                     request(3, "describe");
+  std::string text =
+      request(1, "describe") + "\r\n\n   \n" + request(2, "fly") + "\n" + request(3, "describe");
   // One byte per read for the first line, then the rest at once.
   for (size_t i = 0; i < 20; ++i)
     send(text.substr(i, 1));

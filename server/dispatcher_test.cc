@@ -16,8 +16,8 @@ namespace mlgo::server {
 namespace {
 
 using namespace std::chrono_literals;
-using ::testing::HasSubstr;
 using testing::errorCode;
+using ::testing::HasSubstr;
 using testing::makeFake;
 using testing::parse;
 using testing::request;
@@ -149,8 +149,8 @@ TEST_F(DispatcherTest, IdsComeBackByteForByte) {
 }
 
 TEST_F(DispatcherTest, ResetOrStepAsNotificationIsRefusedWithNoSideEffect) {
-  auto reply = handleLine(R"({"jsonrpc":"2.0","method":"reset","params":{}})", *dispatcher_,
-                          episodes_, 64);
+  auto reply =
+      handleLine(R"({"jsonrpc":"2.0","method":"reset","params":{}})", *dispatcher_, episodes_, 64);
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(errorCode(parse(*reply)), kCode(Code::kInvalidRequest));
   EXPECT_EQ(fake_->environment().openEpisodes(), 0u);

@@ -55,9 +55,8 @@ TEST(ListenAddress, UnixSockets) {
 }
 
 TEST(ListenAddress, MalformedOnesAreRefusedNamingWhy) {
-  for (std::string_view text :
-       {"5555", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:80x", "example.org:80",
-        "1.2.3:80"}) {
+  for (std::string_view text : {"5555", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+                                "127.0.0.1:80x", "example.org:80", "1.2.3:80"}) {
     auto address = parseListenAddress(text);
     ASSERT_FALSE(address.ok()) << text;
     EXPECT_EQ(address.error().code(), ErrorCode::kInvalidArgument) << text;

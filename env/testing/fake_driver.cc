@@ -56,8 +56,7 @@ Result<ClangVersion> FakeDriver::version(const fs::path& clang, std::chrono::mil
   return ClangVersion{clang, options_.version, options_.version + "\n"};
 }
 
-Result<std::vector<std::string>> FakeDriver::llvmOptions(const fs::path&,
-                                                         std::chrono::milliseconds,
+Result<std::vector<std::string>> FakeDriver::llvmOptions(const fs::path&, std::chrono::milliseconds,
                                                          const fs::path&) {
   return options_.llvmOptions;
 }
@@ -89,9 +88,9 @@ Result<ProblemProbe> FakeDriver::probe(const fs::path&, const Problem&, const Pr
   return probe;
 }
 
-Result<std::unique_ptr<CompilerSession>>
-FakeDriver::startSession(support::TempDir dir, CompileCommand command,
-                         const SessionLimits& limits) {
+Result<std::unique_ptr<CompilerSession>> FakeDriver::startSession(support::TempDir dir,
+                                                                  CompileCommand command,
+                                                                  const SessionLimits& limits) {
   FakeModule module = moduleFor(command);
   {
     std::lock_guard lock(state_->mutex);
@@ -123,7 +122,8 @@ Result<CompileReport> FakeDriver::runPlain(const CompileCommand& command,
     report.exit.exited = true;
     report.exit.code = 1;
     return makeError(ErrorCode::kCompiler, "fake compiler {}", report.exit.describe());
-  default: break;
+  default:
+    break;
   }
   report.exit.exited = true;
   MLGO_TRY(writeFakeObject(command.objectPath, module.defaultScore));

@@ -163,7 +163,8 @@ Status FakeSession::compilerRuns() {
     write(start);
     hanging_ = true;
     break;
-  default: break;
+  default:
+    break;
   }
   return Status::success();
 }
@@ -251,8 +252,7 @@ Result<CompileReport> FakeSession::finish() {
     report.exit.code = 1;
     return fail(makeError(ErrorCode::kCompiler, "fake compiler {}", report.exit.describe()));
   }
-  double score =
-      module_.scoreOfAnswers ? module_.scoreOfAnswers(answers_) : module_.policyScore;
+  double score = module_.scoreOfAnswers ? module_.scoreOfAnswers(answers_) : module_.policyScore;
   if (auto st = writeFakeObject(command_.objectPath, score); !st.ok())
     return fail(st.error());
   finished_ = true;
@@ -278,8 +278,8 @@ Status writeFakeObject(const std::filesystem::path& path, double score) {
 std::unique_ptr<CompilerSession> makeFakeSession(std::shared_ptr<FakeDriver::State> state,
                                                  support::TempDir dir, CompileCommand command,
                                                  const SessionLimits& limits, FakeModule module) {
-  return std::make_unique<FakeSession>(std::move(state), std::move(dir), std::move(command),
-                                       limits, std::move(module));
+  return std::make_unique<FakeSession>(std::move(state), std::move(dir), std::move(command), limits,
+                                       std::move(module));
 }
 
 } // namespace mlgo::env::testing
