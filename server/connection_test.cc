@@ -113,10 +113,11 @@ private:
 
 class ConnectionTest : public ::testing::Test {
 protected:
+  virtual DispatcherOptions dispatcherOptions() const { return {}; }
   void SetUp() override {
     fake_ = testing::makeFake();
     ASSERT_TRUE(fake_);
-    dispatcher_ = std::make_unique<Dispatcher>(fake_->environment(), DispatcherOptions{});
+    dispatcher_ = std::make_unique<Dispatcher>(fake_->environment(), dispatcherOptions());
   }
   void TearDown() override {
     if (!connection_)
@@ -290,6 +291,33 @@ TEST_F(ConnectionTest, APeerThatLeavesHasItsEpisodesClosed) {
   EXPECT_TRUE(waitFor([&] { return closedCalls_ > 0; }, 5s));
   EXPECT_EQ(fake_->environment().openEpisodes(), 0u);
   EXPECT_EQ(fake_->driver().liveSessions(), 0u);
+}
+
+class ConnectionAgentTimeoutTest : public ConnectionTest {
+protected:
+  DispatcherOptions dispatcherOptions() const override {
+    DispatcherOptions options;
+    options.agentTimeout = 50ms;
+    return options;
+  }
+};
+
+TEST_F(ConnectionAgentTimeoutTest, ASilentAgentsEpisodeIsClosedByTheIdleTimer) {
+  open();
+  send(request(1, "reset", R"({"module":"alpha"})") + "\n");
+  auto reset = parse(replies(1).at(0));
+  ASSERT_TRUE(testing::result(reset));
+  int64_t episode = testing::result(reset)->getInteger("episode").value_or(-1);
+  // Nobody steps: the connection's timer closes the episode and its compile.
+  for (int i = 0; i < 200 && fake_->environment().openEpisodes() > 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(fake_->environment().openEpisodes(), 0u);
+  EXPECT_EQ(fake_->driver().liveSessions(), 0u);
+  send(request(2, "step", R"({"episode":)" + std::to_string(episode) + R"(,"action":0})") + "\n");
+  auto lines = replies(2);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(errorCode(parse(lines[1])), static_cast<int>(Code::kEpisodeFailed));
+  EXPECT_THAT(lines[1], ::testing::HasSubstr("did not answer"));
 }
 
 } // namespace
