@@ -98,9 +98,23 @@ protected:
     pump();
   }
   void closeTransport() override {
-    std::lock_guard lock(wire_->mutex);
-    wire_->closed = true;
-    wire_->changed.notify_all();
+    {
+      std::lock_guard lock(wire_->mutex);
+      wire_->closed = true;
+      wire_->changed.notify_all();
+    }
+    // As a closed socket does: pending operations end with operation_aborted
+    // (their handlers hold the connection, which holds them).
+    auto read = std::move(pendingRead_);
+    auto write = std::move(pendingWrite_);
+    pendingRead_ = nullptr;
+    pendingWrite_ = nullptr;
+    asio::post(strand_, [read = std::move(read), write = std::move(write)] {
+      if (read)
+        read(asio::error::operation_aborted, 0);
+      if (write)
+        write(asio::error::operation_aborted);
+    });
   }
 
 private:
