@@ -4,6 +4,7 @@
 #include "episode.h"
 #include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
+#include "mlgo/env/compiler_driver.h"
 #include "mlgo/ir2vec/embedder.h"
 #include "mlgo/support/spawn.h"
 
@@ -21,6 +22,7 @@ struct Environment::Impl {
   // (its children die with its thread).
   support::Spawner spawner;
   EnvironmentOptions options;
+  std::shared_ptr<CompilerDriver> driver; ///< options.driver or the real one.
   const Problem* problem = nullptr;
   std::optional<corpus::Corpus> corpus;
   ClangVersion clang;
@@ -89,6 +91,8 @@ EnvironmentDescription describeProblem(const Problem& problem, const BoundProble
 Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->driver = options.driver ? options.driver : processCompilerDriver();
+  CompilerDriver& driver = *impl->driver;
   auto problem = findProblem(options.problem);
   if (!problem.ok())
     return problem.error();
@@ -130,19 +134,19 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   // Directories left by hosts that died without cleaning up (SIGKILL, a
   // crash) go before we add ours.
   support::TempDir::reapOrphans(options.tempDir);
-  auto clang = queryClangVersion(clangPath);
+  auto clang = driver.version(clangPath, std::chrono::seconds(30));
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
   if ((*problem)->name() == "regalloc") {
     // clang's own default eviction decision, when this clang can send it.
-    auto llvmOptions = queryLlvmOptions(clangPath, options.compileTimeout, options.tempDir);
+    auto llvmOptions = driver.llvmOptions(clangPath, options.compileTimeout, options.tempDir);
     if (!llvmOptions.ok())
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
   auto probe =
-      probeProblem(clangPath, **problem, problemOptions, options.compileTimeout, options.tempDir);
+      driver.probe(clangPath, **problem, problemOptions, options.compileTimeout, options.tempDir);
   if (!probe.ok())
     return probe.error();
   auto bound = (*problem)->bind(probe->header, problemOptions);
@@ -166,18 +170,20 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->planner = std::make_unique<CompilePlanner>(**problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
-  impl->baselines =
-      std::make_unique<BaselineService>(*impl->planner, *impl->slots, cache, impl->clang.fullText,
-                                        options.compileTimeout, jobs, &impl->spawner);
+  impl->baselines = std::make_unique<BaselineService>(driver, *impl->planner, *impl->slots, cache,
+                                                      impl->clang.fullText, options.compileTimeout,
+                                                      jobs, &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();
   impl->context.slots = impl->slots.get();
   impl->context.baselines = impl->baselines.get();
+  impl->context.driver = impl->driver.get();
   impl->context.bound = *bound;
   impl->context.limits.compileTimeout = options.compileTimeout;
   impl->context.limits.maxObservations = options.maxObservations;
   impl->context.limits.spawner = &impl->spawner;
+  impl->context.limits.cancel = &impl->stopping;
 
   impl->description = describeProblem(**problem, **bound);
   impl->description.corpusRoot = impl->corpus->root();

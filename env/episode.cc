@@ -49,8 +49,8 @@ Status Episode::start(StepResult& result) {
   auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
   if (!lease.ok())
     return fail(lease.error());
-  auto session =
-      startCompilerSession(std::move(planned->dir), std::move(planned->command), context_->limits);
+  auto session = context_->driver->startSession(std::move(planned->dir),
+                                                std::move(planned->command), context_->limits);
   if (!session.ok())
     return fail(session.error());
   session_ = std::move(*session);
@@ -204,7 +204,7 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   lease.release();
   if (!report.ok())
     return fail(report.error());
-  auto policy = scoreCompile(context_->problem->scoreKind(), session_->command());
+  auto policy = context_->driver->score(context_->problem->scoreKind(), session_->command());
   if (!policy.ok())
     return fail(policy.error());
   session_.reset(); // Removes the compile's directory.

@@ -12,6 +12,7 @@
 #include "baseline_service.h"
 #include "compile_plan.h"
 #include "job_slots.h"
+#include "mlgo/env/compiler_driver.h"
 #include "mlgo/env/environment.h"
 
 #include <mutex>
@@ -24,6 +25,7 @@ struct EpisodeContext {
   const CompilePlanner* planner = nullptr;
   JobSlots* slots = nullptr;
   BaselineService* baselines = nullptr;
+  CompilerDriver* driver = nullptr;
   /// The problem bound to the header the probe saw; every episode's header
   /// must equal it (its specs are what describe() promised).
   std::shared_ptr<const BoundProblem> bound;

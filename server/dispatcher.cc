@@ -399,10 +399,11 @@ size_t Dispatcher::expireIdle(ConnectionEpisodes& episodes) {
   auto cutoff = ConnectionEpisodes::Clock::now() - options_.agentTimeout;
   auto idle = episodes.idleSince(cutoff);
   for (auto id : idle) {
-    (void)environment_.close(id);
+    // Failed first: a step arriving meanwhile learns why, not "unknown".
     episodes.fail(id, fmt::format("the agent did not answer within {:.3g} s; the episode was "
                                   "truncated and its compiler killed",
                                   std::chrono::duration<double>(options_.agentTimeout).count()));
+    (void)environment_.close(id);
   }
   return idle.size();
 }

@@ -81,6 +81,11 @@ struct SessionLimits {
   std::filesystem::path recordStreamTo;
   /// Starts the compiler (see spawn.h); null = Spawner::processWide().
   support::Spawner* spawner = nullptr;
+  /// Set to true by another thread when the owner shuts down. Process
+  /// sessions ignore it (stopping `spawner` kills their compilers); a
+  /// CompilerDriver that starts no process through `spawner` must make its
+  /// waits return within milliseconds once it is true (compiler_driver.h).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class SessionEvent : uint8_t {

@@ -38,6 +38,10 @@
 /// its clang, directory, fifos, descriptors and its maxEpisodes place.
 /// Other episodes are unaffected.
 ///
+/// Compilers: every compile, probe and score goes through
+/// EnvironmentOptions::driver (compiler_driver.h): real clang processes by
+/// default, an in-process fake in unit tests.
+///
 /// Concurrency: every member function is thread-safe. Calls on one episode
 /// are serialised; calls on different episodes run in parallel. At most
 /// `jobs` compilers work at a time (see job slots in env/job_slots.h); a
@@ -64,6 +68,8 @@
 #include <vector>
 
 namespace mlgo::env {
+
+class CompilerDriver; // compiler_driver.h
 
 struct EnvironmentOptions {
   /// "inlining", "regalloc" or "regalloc-priority".
@@ -98,6 +104,9 @@ struct EnvironmentOptions {
   /// With a vocabulary: whether resets compute the module embedding (traces
   /// do not need it; it costs about 4 ms per module on first visit).
   bool moduleEmbeddings = true;
+  /// Runs every compile, probe and score (compiler_driver.h); null = the
+  /// real one, processCompilerDriver(). Tests pass an in-process fake.
+  std::shared_ptr<CompilerDriver> driver;
 };
 
 /// What an agent needs to know before its first episode.
