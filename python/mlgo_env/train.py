@@ -320,13 +320,15 @@ class Trainer:
                  f"modules, {int(labels.sum())} shrink ({labels.mean():.1%}); on its own "
                  f"training flips the top tenth has {np.mean(flips.rewards[top] > 0):.0%} "
                  f"shrinking, mean reward {np.mean(flips.rewards[top]):+.4f}")
+        scale = float(np.std(cspace.logits(u_fit, rows))) or 1.0
         never = u_fit.copy()
         never[-1] = -1e6  # flips nothing anywhere: the default
         self.s0 = -np.inf
         if state:
             iteration, self.incumbents = state["iteration"], state["incumbents"]
             self.history = state["history"]
-            es = ElitistES(never.copy(), np.ones(never.size), pairs=a.pairs)
+            es = ElitistES(never.copy(), np.ones(never.size), pairs=a.pairs,
+                           sigma_min=0.01 * scale, sigma_max=2.0 * scale)
             es.load(state["es"])
             self.s0 = float(self.incumbents[0]["score"])
         else:
@@ -351,7 +353,6 @@ class Trainer:
                 summ = ep.summarise(res)
                 self.log(f"  flip rate {r:.2%}: score {sc:+.5f} (mean reward "
                          f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
-            scale = float(np.std(cspace.logits(u_fit, rows))) or 1.0
             sigma = np.full(never.size, 0.15 * scale)
             # The ES starts from the best output bias even when it loses to the default;
             # only candidates beating the default on the search modules become incumbents.
