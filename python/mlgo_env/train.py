@@ -12,13 +12,17 @@ trace, then an evolution-strategies search, judged on held-out modules.
    max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
    (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
    traced decisions.
-3. The search (mlgo_env.search) over (shift, w): a coordinate search (--method=coordinate,
-   the default) or an elitist ES with mirrored perturbations (--method=es), every
-   candidate scored on the same fixed training modules that make
-   decisions (--search-modules), by a blend of the mean per-module reward (1 - policy
-   bytes / default bytes) and the total reduction (--total-weight). Episodes whose
-   decisions a recorded trajectory already covers are replayed, not compiled
-   (mlgo_env.replay), so only modules whose decisions change cost a compile.
+3. Every candidate is scored on the same fixed training modules that make decisions
+   (--search-modules), by a blend of the mean per-module reward (1 - policy bytes /
+   default bytes) and the total reduction (--total-weight). Episodes whose decisions a
+   recorded trajectory already covers are replayed, not compiled (mlgo_env.replay), so
+   only modules whose decisions change cost a compile. The candidates:
+   --method=classifier (the default): single flips of the search modules' default
+   trajectories (mlgo_env.flip_search) label "deviating here shrinks the module"; a
+   small network learns it (mlgo_env.flip_classifier) and the policy is the default
+   XOR the classifier; its output bias is tried at several flip rates (--flip-rates),
+   then an elitist ES with mirrored perturbations (mlgo_env.search) tunes its output
+   layer. --method=coordinate / --method=es search (shift, w) of the margin policy.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the result. Validation modules are never used to
    choose.
