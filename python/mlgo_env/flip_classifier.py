@@ -70,6 +70,8 @@ class Fit:
 
 def standardisation(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t = transform(rows)
+    if len(t) == 0:
+        return np.zeros(t.shape[1]), np.ones(t.shape[1])
     return t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
 
 

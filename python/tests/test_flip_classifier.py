@@ -102,3 +102,8 @@ def test_flip_sets_round_trip_and_candidates(tmp_path):
     t = FlipSet.load(path).extend(s)
     assert t.modules == ["a", "b", "a", "b"] and t.module_steps == {"a": 3, "b": 3}
     np.testing.assert_array_equal(t.rewards, [0.01, -0.02, 0.01, -0.02])
+
+
+def test_fit_without_flips_is_finite():
+    f = fc.fit("inlining", NAMES, np.zeros((0, 4)), np.zeros(0), epochs=5)
+    assert np.all(np.isfinite(f.u)) and np.all(np.isfinite(f.space.mean))
