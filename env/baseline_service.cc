@@ -3,11 +3,11 @@
 
 namespace mlgo::env {
 
-BaselineService::BaselineService(const CompilePlanner& planner, JobSlots& slots,
-                                 std::optional<BaselineCache> cache, std::string clangVersion,
-                                 std::chrono::milliseconds timeout, unsigned workers,
-                                 support::Spawner* spawner)
-    : planner_(planner), slots_(slots), cache_(std::move(cache)),
+BaselineService::BaselineService(CompilerDriver& driver, const CompilePlanner& planner,
+                                 JobSlots& slots, std::optional<BaselineCache> cache,
+                                 std::string clangVersion, std::chrono::milliseconds timeout,
+                                 unsigned workers, support::Spawner* spawner)
+    : driver_(driver), planner_(planner), slots_(slots), cache_(std::move(cache)),
       clangVersion_(std::move(clangVersion)), timeout_(timeout), spawner_(spawner) {
   for (unsigned i = 0; i < std::max(workers, 1u); ++i)
     workers_.emplace_back([this] { workerLoop(); });
@@ -104,10 +104,11 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     auto planned = planner_.baseline(*module);
     if (!planned.ok())
       return planned.error();
-    auto report = runCompile(planner_.scope(), planned->command, timeout_, &stopping_, spawner_);
+    auto report =
+        driver_.runPlain(planner_.scope(), planned->command, timeout_, &stopping_, spawner_);
     if (!report.ok())
       return report.error();
-    return scoreCompile(planner_.problem().scoreKind(), planned->command);
+    return driver_.score(planner_.problem().scoreKind(), planned->command);
   };
   Result<ModuleScore> result = compute();
   if (!result.ok())

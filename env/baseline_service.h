@@ -21,6 +21,7 @@
 #include "compile_plan.h"
 #include "job_slots.h"
 #include "mlgo/env/baseline_cache.h"
+#include "mlgo/env/compiler_driver.h"
 
 #include <atomic>
 #include <deque>
@@ -36,7 +37,7 @@ using BaselineFuture = std::shared_future<Result<ModuleScore>>;
 
 class BaselineService {
 public:
-  BaselineService(const CompilePlanner& planner, JobSlots& slots,
+  BaselineService(CompilerDriver& driver, const CompilePlanner& planner, JobSlots& slots,
                   std::optional<BaselineCache> cache, std::string clangVersion,
                   std::chrono::milliseconds timeout, unsigned workers,
                   support::Spawner* spawner = nullptr);
@@ -60,6 +61,7 @@ private:
            std::shared_ptr<std::promise<Result<ModuleScore>>> promise);
   void workerLoop();
 
+  CompilerDriver& driver_;
   const CompilePlanner& planner_;
   JobSlots& slots_;
   std::optional<BaselineCache> cache_;

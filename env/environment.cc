@@ -4,6 +4,7 @@
 #include "episode.h"
 #include "mlgo/corpus/command_check.h"
 #include "mlgo/env/clang_probe.h"
+#include "mlgo/env/compiler_driver.h"
 #include "mlgo/ir2vec/embedder.h"
 #include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/spawn.h"
@@ -24,6 +25,7 @@ struct Environment::Impl {
   // with its thread).
   support::Spawner spawner;
   EnvironmentOptions options;
+  std::shared_ptr<CompilerDriver> driver; ///< options.driver or the real one.
   const Problem* problem = nullptr;
   std::optional<corpus::Corpus> corpus;
   ClangVersion clang;
@@ -52,6 +54,10 @@ struct Environment::Impl {
   std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;
 
   Result<std::shared_ptr<Episode>> find(EpisodeId id) const;
+  /// Runs `call` on an open episode under its lock; forgets the episode
+  /// if the call ended it. kNotFound when it is not open.
+  template <typename Call>
+  auto onEpisode(EpisodeId id, Call&& call) -> decltype(call(std::declval<Episode&>()));
   Result<size_t> sample(std::optional<uint64_t> seed);
   Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
   Result<std::shared_future<Embedding>> moduleEmbedding(size_t moduleIndex);
@@ -90,6 +96,8 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->options = options;
   impl->scope = options.cleanup ? options.cleanup : std::make_shared<support::CleanupScope>();
   support::CleanupScope& scope = *impl->scope;
+  impl->driver = options.driver ? options.driver : processCompilerDriver();
+  CompilerDriver& driver = *impl->driver;
   auto problem = findProblem(options.problem);
   if (!problem.ok())
     return problem.error();
@@ -131,18 +139,19 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   // Directories left by hosts that died without cleaning up (SIGKILL, a
   // crash) go before we add ours.
   support::TempDir::reapOrphans(options.tempDir);
-  auto clang = queryClangVersion(scope, clangPath);
+  auto clang = driver.version(scope, clangPath, std::chrono::seconds(30));
   if (!clang.ok())
     return clang.error();
   impl->clang = std::move(*clang);
   if ((*problem)->name() == "regalloc") {
     // clang's own default eviction decision, when this clang can send it.
-    auto llvmOptions = queryLlvmOptions(scope, clangPath, options.compileTimeout, options.tempDir);
+    auto llvmOptions =
+        driver.llvmOptions(scope, clangPath, options.compileTimeout, options.tempDir);
     if (!llvmOptions.ok())
       return llvmOptions.error();
     problemOptions.regallocClangDefault = offersRegallocIncludeDefault(*llvmOptions);
   }
-  auto probe = probeProblem(scope, clangPath, **problem, problemOptions, options.compileTimeout,
+  auto probe = driver.probe(scope, clangPath, **problem, problemOptions, options.compileTimeout,
                             options.tempDir);
   if (!probe.ok())
     return probe.error();
@@ -167,19 +176,21 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->planner = std::make_unique<CompilePlanner>(scope, **problem, clangPath, problemOptions,
                                                    options.flagRules, options.tempDir);
   impl->slots = std::make_unique<JobSlots>(jobs);
-  impl->baselines =
-      std::make_unique<BaselineService>(*impl->planner, *impl->slots, cache, impl->clang.fullText,
-                                        options.compileTimeout, jobs, &impl->spawner);
+  impl->baselines = std::make_unique<BaselineService>(driver, *impl->planner, *impl->slots, cache,
+                                                      impl->clang.fullText, options.compileTimeout,
+                                                      jobs, &impl->spawner);
 
   impl->context.problem = *problem;
   impl->context.planner = impl->planner.get();
   impl->context.slots = impl->slots.get();
   impl->context.baselines = impl->baselines.get();
+  impl->context.driver = impl->driver.get();
   impl->context.bound = *bound;
   impl->context.limits.compileTimeout = options.compileTimeout;
   impl->context.limits.maxObservations = options.maxObservations;
   impl->context.limits.scope = &scope;
   impl->context.limits.spawner = &impl->spawner;
+  impl->context.limits.cancel = &impl->stopping;
 
   impl->description = describeProblem(**problem, **bound);
   impl->description.corpusRoot = impl->corpus->root();
@@ -391,26 +402,44 @@ Result<ResetResult> Environment::reset(const ResetRequest& request) {
   return result;
 }
 
-Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
-  auto found = impl_->find(id);
+template <typename Call>
+auto Environment::Impl::onEpisode(EpisodeId id, Call&& call) -> decltype(call(std::declval<Episode&>())) {
+  auto found = find(id);
   if (!found.ok())
     return found.error();
   Episode& episode = **found;
-  Status status;
+  std::optional<decltype(call(episode))> outcome;
   bool over;
   {
     std::lock_guard lock(episode.mutex());
     if (episode.over())
       return makeError(ErrorCode::kNotFound, "no open episode {} (it ended or was closed)", id);
-    status = episode.step(action, result);
+    outcome.emplace(call(episode));
     over = episode.over();
   }
   if (over) {
-    std::lock_guard lock(impl_->mutex);
-    if (impl_->episodes.erase(id) > 0)
-      impl_->reserved.fetch_sub(1);
+    std::lock_guard lock(mutex);
+    if (episodes.erase(id) > 0)
+      reserved.fetch_sub(1);
   }
-  return status;
+  return std::move(*outcome);
+}
+
+Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.step(action, result); });
+}
+
+Result<StepProgress> Environment::beginStep(EpisodeId id, const ActionValue& action,
+                                            StepResult& result, int& fd) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.beginStep(action, result, fd); });
+}
+
+Result<StepProgress> Environment::pollStep(EpisodeId id, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.pollStep(result); });
+}
+
+Status Environment::finishStep(EpisodeId id, StepResult& result) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.finishStep(result); });
 }
 
 Status Environment::close(EpisodeId id) {

@@ -15,6 +15,8 @@ double seconds(std::chrono::nanoseconds d) {
 Status Episode::fail(const Error& error) {
   over_ = true;
   pending_ = false;
+  inFlight_ = false;
+  inFlightLease_.release();
   if (session_)
     session_->abort();
   session_.reset();
@@ -30,6 +32,8 @@ std::optional<pid_t> Episode::pid() const {
 void Episode::close() {
   over_ = true;
   pending_ = false;
+  inFlight_ = false;
+  inFlightLease_.release();
   session_.reset();
 }
 
@@ -45,8 +49,8 @@ Status Episode::start(StepResult& result) {
   auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
   if (!lease.ok())
     return fail(lease.error());
-  auto session =
-      startCompilerSession(std::move(planned->dir), std::move(planned->command), context_->limits);
+  auto session = context_->driver->startSession(std::move(planned->dir),
+                                                std::move(planned->command), context_->limits);
   if (!session.ok())
     return fail(session.error());
   session_ = std::move(*session);
@@ -94,6 +98,10 @@ Status Episode::advance(StepResult& result, JobSlots::Lease& lease) {
     return fail(event.error());
   if (*event == SessionEvent::kEnd)
     return complete(result, lease, /*truncated=*/false);
+  return present(result, lease);
+}
+
+Status Episode::present(StepResult& result, JobSlots::Lease& lease) {
   lease.release(); // clang now waits for the agent.
   if (auto st = checkHeader(); !st.ok())
     return fail(st.error());
@@ -121,13 +129,59 @@ Status Episode::runFallback(JobSlots::Lease&) {
   }
 }
 
-Status Episode::step(const ActionValue& action, StepResult& result) {
+Status Episode::validateAndEncode(const ActionValue& action) {
+  if (inFlight_)
+    return makeError(ErrorCode::kBusy, "episode {} is still answering its previous step", id_);
   if (over_ || !pending_)
     return makeError(ErrorCode::kNotFound, "episode {} has ended", id_);
   const BoundProblem& bound = *context_->bound;
   // Invalid actions never reach clang; the episode stays where it was.
   MLGO_TRY(bound.validate(current_, action));
-  MLGO_TRY(bound.encode(action, advice_));
+  return bound.encode(action, advice_);
+}
+
+Result<StepProgress> Episode::beginStep(const ActionValue& action, StepResult& /*result*/, int& fd) {
+  MLGO_TRY(validateAndEncode(action));
+  fd = session_->streamFd();
+  if (fd < 0 || (options_.maxSteps && agentSteps_ + 1 >= *options_.maxSteps))
+    return StepProgress::kMustBlock;
+  auto lease = context_->slots->acquire(support::Clock::now());
+  if (!lease.ok())
+    return StepProgress::kMustBlock; // None free now: step() waits for one.
+  pending_ = false;
+  if (auto st = session_->answer(advice_); !st.ok())
+    return fail(st.error()).error();
+  ++agentSteps_;
+  inFlight_ = true;
+  inFlightLease_ = std::move(*lease);
+  return StepProgress::kWaiting; // kMustBlock must mean "nothing happened".
+}
+
+Result<StepProgress> Episode::pollStep(StepResult& result) {
+  if (!inFlight_)
+    return makeError(ErrorCode::kInternal, "episode {} has no step in flight", id_);
+  auto event = session_->tryNext(current_);
+  if (!event.ok())
+    return fail(event.error()).error();
+  if (!*event)
+    return StepProgress::kWaiting;
+  if (**event == SessionEvent::kEnd)
+    return StepProgress::kMustBlock; // Waiting for clang to exit may take long.
+  inFlight_ = false;
+  MLGO_TRY(present(result, inFlightLease_));
+  return StepProgress::kDone;
+}
+
+Status Episode::finishStep(StepResult& result) {
+  if (!inFlight_)
+    return makeError(ErrorCode::kInternal, "episode {} has no step in flight", id_);
+  inFlight_ = false;
+  JobSlots::Lease lease = std::move(inFlightLease_);
+  return advance(result, lease);
+}
+
+Status Episode::step(const ActionValue& action, StepResult& result) {
+  MLGO_TRY(validateAndEncode(action));
   auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
   // Nothing reached clang, but an agent that retries would only wait again
   // behind the same busy compilers while this one holds a clang, its
@@ -150,7 +204,7 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   lease.release();
   if (!report.ok())
     return fail(report.error());
-  auto policy = scoreCompile(context_->problem->scoreKind(), session_->command());
+  auto policy = context_->driver->score(context_->problem->scoreKind(), session_->command());
   if (!policy.ok())
     return fail(policy.error());
   session_.reset(); // Removes the compile's directory.

@@ -12,6 +12,7 @@
 #include "baseline_service.h"
 #include "compile_plan.h"
 #include "job_slots.h"
+#include "mlgo/env/compiler_driver.h"
 #include "mlgo/env/environment.h"
 
 #include <mutex>
@@ -24,6 +25,7 @@ struct EpisodeContext {
   const CompilePlanner* planner = nullptr;
   JobSlots* slots = nullptr;
   BaselineService* baselines = nullptr;
+  CompilerDriver* driver = nullptr;
   /// The problem bound to the header the probe saw; every episode's header
   /// must equal it (its specs are what describe() promised).
   std::shared_ptr<const BoundProblem> bound;
@@ -45,6 +47,16 @@ public:
   /// includes kTimeout "no job slot became free in time" (no free job slot
   /// within the compile timeout).
   Status step(const ActionValue& action, StepResult& result);
+  /// The non-blocking halves of step() (Environment::beginStep):
+  /// beginStep() sends `action` only if nothing on the way may wait (a job
+  /// slot free now, no truncation due, a session with a streamFd); it then
+  /// holds the slot until the request comes back. kMustBlock from
+  /// beginStep() means nothing happened; from pollStep() it means the rest
+  /// (the compile ending, or a stream that dried up) must go to
+  /// finishStep(). Errors as step().
+  Result<StepProgress> beginStep(const ActionValue& action, StepResult& result, int& fd);
+  Result<StepProgress> pollStep(StepResult& result);
+  Status finishStep(StepResult& result);
   /// Kills the compiler; the episode is over.
   void close();
 
@@ -57,6 +69,9 @@ public:
 
 private:
   Status advance(StepResult& result, JobSlots::Lease& lease);
+  /// The compiler asked for its next decision: show it to the agent.
+  Status present(StepResult& result, JobSlots::Lease& lease);
+  Status validateAndEncode(const ActionValue& action);
   Status runFallback(JobSlots::Lease& lease);
   Status complete(StepResult& result, JobSlots::Lease& lease, bool truncated);
   Status checkHeader();
@@ -75,6 +90,10 @@ private:
   bool pending_ = false;
   bool headerChecked_ = false;
   bool over_ = false;
+  /// Between beginStep() and the step's end: the action reached the
+  /// compiler, which works on `inFlightLease_`.
+  bool inFlight_ = false;
+  JobSlots::Lease inFlightLease_;
   uint64_t agentSteps_ = 0;
   uint64_t fallbackSteps_ = 0;
   std::vector<std::byte> advice_;

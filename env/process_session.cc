@@ -39,6 +39,8 @@ public:
   Status start();
 
   Result<SessionEvent> next(Observation& observation) override;
+  Result<std::optional<SessionEvent>> tryNext(Observation& observation) override;
+  int streamFd() const override { return failed_ || finished_ ? -1 : channel_.outFd(); }
   Status answer(std::span<const std::byte> advice) override;
   Result<CompileReport> finish() override;
   void abort() override;
@@ -51,13 +53,18 @@ public:
   const CompileCommand& command() const override { return command_; }
 
 private:
-  Status waitForStream();
+  /// next() (`wait`) and tryNext() (not): nullopt only without `wait`.
+  Result<std::optional<SessionEvent>> pull(Observation& observation, bool wait);
+  Status waitForStream(support::Clock::time_point since);
   Status readStream(bool exited);
+  /// Reads until the fifo is empty or ended; never waits.
+  Status drainStream();
   /// Kills the compiler and makes the session failed with `error`. With
   /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
   /// moment to exit, so its exit status can explain the failure.
   Error fail(Error error, bool awaitExit = false);
-  support::Deadline deadline() const;
+  /// The compile timeout's deadline for a wait that began at `since`.
+  support::Deadline deadline(support::Clock::time_point since = support::Clock::now()) const;
   void chargeWait(support::Clock::time_point since) {
     compilerTime_ += support::Clock::now() - since;
   }
@@ -71,6 +78,9 @@ private:
   std::FILE* record_ = nullptr;
   support::Clock::time_point started_;
   nanoseconds compilerTime_{0};
+  /// Since the last answer, while no request has come back (charged when one
+  /// does, by whichever of next() and tryNext() returns it).
+  std::optional<support::Clock::time_point> waitingSince_;
   uint64_t observations_ = 0;
   std::vector<std::string> contexts_;
   std::unordered_set<std::string> contextSet_;
@@ -104,9 +114,9 @@ Status ProcessSession::start() {
   return Status::success();
 }
 
-support::Deadline ProcessSession::deadline() const {
+support::Deadline ProcessSession::deadline(support::Clock::time_point since) const {
   auto left = limits_.compileTimeout - compilerTime_;
-  return support::Clock::now() + std::max(duration_cast<nanoseconds>(left), nanoseconds(0));
+  return since + std::max(duration_cast<nanoseconds>(left), nanoseconds(0));
 }
 
 Error ProcessSession::fail(Error error, bool awaitExit) {
@@ -156,8 +166,8 @@ Status ProcessSession::readStream(bool exited) {
   }
 }
 
-Status ProcessSession::waitForStream() {
-  support::Deadline limit = deadline();
+Status ProcessSession::waitForStream(support::Clock::time_point since) {
+  support::Deadline limit = deadline(since);
   for (;;) {
     if (process_->reaped())
       return readStream(/*exited=*/true);
@@ -189,17 +199,38 @@ Status ProcessSession::waitForStream() {
 }
 
 Result<SessionEvent> ProcessSession::next(Observation& observation) {
+  auto event = pull(observation, /*wait=*/true);
+  if (!event.ok())
+    return event.error();
+  return **event;
+}
+
+Result<std::optional<SessionEvent>> ProcessSession::tryNext(Observation& observation) {
+  return pull(observation, /*wait=*/false);
+}
+
+Status ProcessSession::drainStream() {
+  for (;;) {
+    uint64_t before = bytesReceived_;
+    MLGO_TRY(readStream(/*exited=*/false));
+    if (streamEnded_ || bytesReceived_ == before)
+      return Status::success();
+  }
+}
+
+Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observation, bool wait) {
   if (failed_)
     return *failed_;
   if (pendingAnswer_)
     return makeError(ErrorCode::kInvalidArgument, "observation {} has not been answered yet",
                      observations_ - 1);
   if (ended_)
-    return SessionEvent::kEnd;
-  auto since = support::Clock::now();
+    return std::optional(SessionEvent::kEnd);
+  auto since = waitingSince_.value_or(support::Clock::now());
+  waitingSince_.reset();
   if (command_.channelBase.empty()) {
     ended_ = true;
-    return SessionEvent::kEnd;
+    return std::optional(SessionEvent::kEnd);
   }
   protocol::LogEvent event;
   for (;;) {
@@ -213,15 +244,20 @@ Result<SessionEvent> ProcessSession::next(Observation& observation) {
     if (*status == protocol::ReadStatus::kEnd) {
       chargeWait(since);
       ended_ = true;
-      return SessionEvent::kEnd;
+      return std::optional(SessionEvent::kEnd);
     }
     if (*status == protocol::ReadStatus::kNeedMore) {
       if (streamEnded_) { // Nothing was ever written: the channel was never used.
         chargeWait(since);
         ended_ = true;
-        return SessionEvent::kEnd;
+        return std::optional(SessionEvent::kEnd);
       }
-      auto st = waitForStream();
+      uint64_t before = bytesReceived_;
+      auto st = wait ? waitForStream(since) : drainStream();
+      if (st.ok() && !wait && bytesReceived_ == before && !streamEnded_) {
+        waitingSince_ = since; // Still waiting; charged when the request comes.
+        return std::optional<SessionEvent>();
+      }
       if (!st.ok()) {
         chargeWait(since);
         return fail(st.error());
@@ -245,7 +281,7 @@ Result<SessionEvent> ProcessSession::next(Observation& observation) {
       observation.data = event.data;
       observation.tensors = event.tensors;
       pendingAnswer_ = true;
-      return SessionEvent::kObservation;
+      return std::optional(SessionEvent::kObservation);
     }
     if (event.kind == protocol::EventKind::kOutcome) {
       chargeWait(since);
@@ -273,6 +309,7 @@ Status ProcessSession::answer(std::span<const std::byte> advice) {
   if (!st.ok())
     return fail(st.error());
   pendingAnswer_ = false;
+  waitingSince_ = support::Clock::now();
   return Status::success();
 }
 
@@ -320,6 +357,10 @@ void ProcessSession::abort() {
 }
 
 } // namespace
+
+Result<std::optional<SessionEvent>> CompilerSession::tryNext(Observation&) {
+  return makeError(ErrorCode::kInternal, "this compiler session cannot be polled (no streamFd)");
+}
 
 Result<std::unique_ptr<CompilerSession>>
 startCompilerSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits) {

@@ -40,8 +40,10 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
   std::filesystem::create_directories(temp);
   CompilePlanner planner(scope, **problem, MLGO_CLANG, {}, {}, temp);
   JobSlots slots(1);
-  BaselineService baselines(planner, slots, std::nullopt, "test", 30s, 1);
+  auto driver = processCompilerDriver();
+  BaselineService baselines(*driver, planner, slots, std::nullopt, "test", 30s, 1);
   EpisodeContext context;
+  context.driver = driver.get();
   context.problem = *problem;
   context.planner = &planner;
   context.slots = &slots;

@@ -51,6 +51,7 @@ FOLDERS["src"] = "src"
 # Library targets that are not named mlgo_<layer>, and the layer they belong to.
 EXTRA_TARGETS = {
     "mlgo_env_testing": "env",
+    "mlgo_env_fake": "env",
     "mlgo_fake_compiler": "env",
     "mlgo_demo_corpus": "corpus",
     "mlgo-env": "src",

@@ -1,6 +1,8 @@
 //===- server/connection.cc - one agent connection ------------------------===//
 #include "mlgo/server/connection.h"
 
+#include "mlgo/server/line_handler.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -122,6 +124,10 @@ void Connection::handleLine(std::string text) {
       continue;
     }
     const auto& request = std::get<protocol::rpc::Request>(item);
+    if (!batch && request.method == "step" && request.id) {
+      startStep(request, [done](std::string reply) { done(0, std::move(reply)); });
+      continue;
+    }
     if (!Dispatcher::isBlocking(request.method)) {
       done(i, dispatcher_.handle(request, episodes_));
       continue;
@@ -137,16 +143,8 @@ void Connection::handleLine(std::string text) {
 
 void Connection::finishLine(std::shared_ptr<std::vector<std::optional<std::string>>> replies,
                             bool batch) {
-  if (batch) {
-    std::vector<std::string> parts;
-    for (auto& r : *replies)
-      if (r)
-        parts.push_back(std::move(*r));
-    if (!parts.empty())
-      send(protocol::rpc::joinBatch(parts));
-  } else if (!replies->empty() && (*replies)[0]) {
-    send(std::move(*(*replies)[0]));
-  }
+  if (auto reply = joinReplies(*replies, batch))
+    send(std::move(*reply));
   busy_ = false;
   if (handling_)
     return; // processNextLine()'s loop goes on.

@@ -264,8 +264,9 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
   return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 
-Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
-                                   ConnectionEpisodes& episodes) {
+std::optional<Dispatcher::Reply> Dispatcher::openStep(const llvm::json::Object& params,
+                                                     ConnectionEpisodes& episodes,
+                                                     PendingStep& call) {
   auto id = protocol::rpc::requireInt(params, "episode");
   if (!id)
     return failure(Code::kInvalidParams, id.error().message());
@@ -275,49 +276,107 @@ Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
   auto encoding = encodingParam(params);
   if (!encoding)
     return failure(Code::kInvalidParams, encoding.error().message());
-  auto episode = static_cast<env::EpisodeId>(*id);
+  call.episode = static_cast<env::EpisodeId>(*id);
   std::string failed;
-  auto entry = episodes.begin(episode, &failed);
+  auto entry = episodes.begin(call.episode, &failed);
   if (!entry) {
     if (!failed.empty())
       return failure(Code::kEpisodeFailed, fmt::format("episode {}: {}", *id, failed));
     return failure(Code::kUnknownEpisode,
                    fmt::format("unknown episode {} (never started here, or already ended)", *id));
   }
+  call.encoding = encoding->value_or(entry->encoding);
   auto decoded = protocol::decodeAction(*actionJson);
   if (!decoded || decoded->values.size() != 1) {
-    episodes.end(episode, false);
+    episodes.end(call.episode, false);
     return failure(Code::kInvalidAction,
                    decoded ? fmt::format("action has {} values; this problem takes one",
                                          decoded->values.size())
                            : decoded.error().message());
   }
-  env::ActionValue action = decoded->allIntegral ? env::ActionValue(decoded->integers[0])
-                                                 : env::ActionValue(decoded->values[0]);
-  env::StepResult result;
-  auto status = environment_.step(episode, action, result);
+  call.action = decoded->allIntegral ? env::ActionValue(decoded->integers[0])
+                                     : env::ActionValue(decoded->values[0]);
+  return std::nullopt;
+}
+
+Dispatcher::Reply Dispatcher::closeStep(PendingStep& call, const Status& status,
+                                        ConnectionEpisodes& episodes) {
   if (!status.ok()) {
     const auto& error = status.error();
     if (error.code() == ErrorCode::kInvalidArgument) {
-      episodes.end(episode, false);
+      episodes.end(call.episode, false);
       return failure(Code::kInvalidAction, error.message());
     }
     if (error.code() == ErrorCode::kNotFound) {
-      episodes.end(episode, true);
+      episodes.end(call.episode, true);
       return failure(Code::kUnknownEpisode, error.message());
+    }
+    if (error.code() == ErrorCode::kBusy) { // Another step of it in flight.
+      episodes.end(call.episode, false);
+      return failure(Code::kBusy, error.message());
     }
     // The environment ended the episode already; closing again (kNotFound)
     // makes sure nothing of a failed episode is ever held.
-    (void)environment_.close(episode);
-    episodes.fail(episode, error.message());
+    (void)environment_.close(call.episode);
+    episodes.fail(call.episode, error.message());
     return failure(error.code() == ErrorCode::kInternal ? Code::kInternalError
                                                         : Code::kEpisodeFailed,
                    error.message());
   }
-  bool ended = result.terminated || result.truncated;
-  episodes.end(episode, ended);
-  return {stepJson(result, encoding->value_or(entry->encoding), nullptr), std::nullopt,
-          {}};
+  bool ended = call.result.terminated || call.result.truncated;
+  episodes.end(call.episode, ended);
+  return {stepJson(call.result, call.encoding, nullptr), std::nullopt, {}};
+}
+
+Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
+                                   ConnectionEpisodes& episodes) {
+  PendingStep call;
+  if (auto refused = openStep(params, episodes, call))
+    return std::move(*refused);
+  Status status = environment_.step(call.episode, call.action, call.result);
+  return closeStep(call, status, episodes);
+}
+
+std::string Dispatcher::encode(const PendingStep& call, const Reply& reply) {
+  if (reply.code)
+    return protocol::rpc::encodeError(call.id, *reply.code, reply.message);
+  return protocol::rpc::encodeRawResult(call.id, reply.json);
+}
+
+Dispatcher::StepTurn Dispatcher::afterProgress(PendingStep& call,
+                                               const Result<env::StepProgress>& progress,
+                                               ConnectionEpisodes& episodes, std::string& reply) {
+  if (progress.ok() && *progress == env::StepProgress::kWaiting)
+    return StepTurn::kWaiting;
+  if (progress.ok() && *progress == env::StepProgress::kMustBlock)
+    return StepTurn::kBlocking;
+  reply = encode(call, closeStep(call, progress.ok() ? Status::success() : Status(progress.error()),
+                                 episodes));
+  return StepTurn::kReplied;
+}
+
+Dispatcher::StepTurn Dispatcher::beginStep(const protocol::rpc::Request& request,
+                                           ConnectionEpisodes& episodes, PendingStep& call,
+                                           std::string& reply) {
+  call.id = request.id.value_or(protocol::rpc::Id{});
+  if (auto refused = openStep(request.params, episodes, call)) {
+    reply = encode(call, *refused);
+    return StepTurn::kReplied;
+  }
+  auto progress = environment_.beginStep(call.episode, call.action, call.result, call.fd);
+  call.begun = !progress.ok() || *progress != env::StepProgress::kMustBlock;
+  return afterProgress(call, progress, episodes, reply);
+}
+
+Dispatcher::StepTurn Dispatcher::pollStep(PendingStep& call, ConnectionEpisodes& episodes,
+                                          std::string& reply) {
+  return afterProgress(call, environment_.pollStep(call.episode, call.result), episodes, reply);
+}
+
+std::string Dispatcher::completeStep(PendingStep& call, ConnectionEpisodes& episodes) {
+  Status status = call.begun ? environment_.finishStep(call.episode, call.result)
+                             : environment_.step(call.episode, call.action, call.result);
+  return encode(call, closeStep(call, status, episodes));
 }
 
 Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,
@@ -340,10 +399,11 @@ size_t Dispatcher::expireIdle(ConnectionEpisodes& episodes) {
   auto cutoff = ConnectionEpisodes::Clock::now() - options_.agentTimeout;
   auto idle = episodes.idleSince(cutoff);
   for (auto id : idle) {
-    (void)environment_.close(id);
+    // Failed first: a step arriving meanwhile learns why, not "unknown".
     episodes.fail(id, fmt::format("the agent did not answer within {:.3g} s; the episode was "
                                   "truncated and its compiler killed",
                                   std::chrono::duration<double>(options_.agentTimeout).count()));
+    (void)environment_.close(id);
   }
   return idle.size();
 }

@@ -68,3 +68,96 @@ def search(pool: ep.EpisodePool, policy: Policy, modules: Sequence[str],
     results = pool.play(jobs)
     return [Flip(m, step, r.rows[step], r.defaults[step], res.reward)
             for (m, r, step), res in zip(where, results)]
+
+
+def step_flipper(step: int):
+    """A decider answering the default everywhere except at decision `step`."""
+    return _flipper(step)
+
+
+@dataclass
+class FlipSet:
+    """Counterfactual labels: single flips of default trajectories and their rewards."""
+
+    names: list[str]        # feature order of `rows`
+    modules: list[str]
+    steps: np.ndarray       # [n] decision index within its module's default trajectory
+    rows: np.ndarray        # [n, features] the recorded features at the flipped decision
+    defaults: np.ndarray    # [n] the default's decision there
+    rewards: np.ndarray     # [n] the episode's reward with that one decision flipped
+    module_steps: dict      # module -> number of decisions of its default trajectory
+
+    def save(self, path: str) -> None:
+        np.savez(path, names=np.asarray(self.names), modules=np.asarray(self.modules),
+                 steps=self.steps, rows=self.rows, defaults=self.defaults,
+                 rewards=self.rewards, ms_names=np.asarray(list(self.module_steps)),
+                 ms_counts=np.asarray(list(self.module_steps.values()), dtype=np.int64))
+
+    @staticmethod
+    def load(path: str) -> "FlipSet":
+        d = np.load(path, allow_pickle=False)
+        return FlipSet([str(n) for n in d["names"]], [str(m) for m in d["modules"]],
+                       d["steps"], d["rows"], d["defaults"], d["rewards"],
+                       dict(zip([str(m) for m in d["ms_names"]], d["ms_counts"].tolist())))
+
+    def extend(self, other: "FlipSet") -> "FlipSet":
+        if other.names != self.names:
+            raise ValueError("flip sets with different features")
+        return FlipSet(self.names, self.modules + other.modules,
+                       np.concatenate([self.steps, other.steps]),
+                       np.concatenate([self.rows, other.rows]),
+                       np.concatenate([self.defaults, other.defaults]),
+                       np.concatenate([self.rewards, other.rewards]),
+                       {**self.module_steps, **other.module_steps})
+
+
+def candidate_steps(rows: np.ndarray, names: Sequence[str], refuse_floor: float = -200.0
+                    ) -> np.ndarray:
+    """Decisions worth trying to flip: every inlined call site, and refused ones whose
+    margin max(threshold, 1) - cost_estimate is above `refuse_floor` (the census found no
+    refused call site below -200 whose inlining shrinks its module)."""
+    names = list(names)
+    rows = np.asarray(rows, dtype=np.float64)
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    margin = np.maximum(rows[:, names.index("threshold")], 1.0) - rows[:, names.index("cost_estimate")]
+    default = rows[:, names.index("inlining_default")] > 0.5
+    return np.flatnonzero(default | (margin > refuse_floor))
+
+
+def collect(pool: ep.EpisodePool, trajectories: dict, names: Sequence[str],
+            modules: Sequence[str], rng: np.random.Generator, per_module: int,
+            deadline: float | None = None, batch: int = 64,
+            on_batch: Any = None) -> FlipSet:
+    """Single flips of the default trajectories `trajectories[module] = rows` (from the
+    trace: the default's decisions and features, in step order), up to `per_module`
+    candidate decisions per module (candidate_steps), in random order, played in batches
+    until `deadline` (time.monotonic()) passes."""
+    import time
+    jobs: list[tuple[str, int, np.ndarray]] = []
+    for m in modules:
+        rows = trajectories[m]
+        cand = candidate_steps(rows, names)
+        for s in rng.permutation(cand)[:per_module]:
+            jobs.append((m, int(s), rows[int(s)]))
+    order = rng.permutation(len(jobs))
+    jobs = [jobs[i] for i in order]
+    col = list(names).index("inlining_default")
+    out_m, out_s, out_r, out_d, out_w = [], [], [], [], []
+    for start in range(0, len(jobs), batch):
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        chunk = jobs[start:start + batch]
+        results = pool.play([(m, _flipper(s)) for m, s, _ in chunk])
+        for (m, s, row), res in zip(chunk, results):
+            out_m.append(m)
+            out_s.append(s)
+            out_r.append(row)
+            out_d.append(int(row[col] > 0.5))
+            out_w.append(res.reward)
+        if on_batch is not None:
+            on_batch(len(out_w), len(jobs))
+    rows = np.asarray(out_r, dtype=np.float64).reshape(-1, len(names))
+    return FlipSet(list(names), out_m, np.asarray(out_s, dtype=np.int64), rows,
+                   np.asarray(out_d, dtype=np.int64), np.asarray(out_w, dtype=np.float64),
+                   {m: len(trajectories[m]) for m in modules})

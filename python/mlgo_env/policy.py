@@ -15,7 +15,7 @@ File format (``"format": "mlgo-env-policy"``, ``"version"`` 1 or 2)::
          "bias": [...], "activation": "tanh"},
         {"weights": [[...]], "bias": [...], "activation": "linear"}
       ],
-      "decision": "logit>0",
+      "decision": "logit>0",                  # or "flip-default-if-logit>0"
       "metadata": {...}                       # free-form: how it was trained
     }
 
@@ -25,6 +25,12 @@ value ``v`` by its feature's transform (``"signed-log1p"``: ``sign(v) * log(1 + 
 ``"identity"``: ``v``), standardise with ``(t - mean) / std``, apply the layers
 (``x @ weights + bias`` then the activation), and answer 1 (inline) when the single
 output is above 0, else 0.
+
+``"decision": "flip-default-if-logit>0"`` (version 2; the features must include
+``inlining_default``) makes the network a *flip classifier*: the answer is the default's
+decision, flipped where the logit is above 0 (``default XOR (logit > 0)``). The trainer's
+classifier policies (:mod:`mlgo_env.flip_classifier`) are of this form: a logit far below
+0 everywhere is exactly the default.
 
 With a ``"margin"`` block, the first layer has one more input row, first: the margin
 ``m = max(plus, floor) - minus`` of the raw features named (clang's own test is
@@ -60,6 +66,8 @@ VERSION = 2
 #: the per-feature transforms a policy may use
 TRANSFORMS = ("signed-log1p", "identity")
 ACTIVATIONS = ("tanh", "relu", "linear")
+#: how the logit becomes the decision
+DECISIONS = ("logit>0", "flip-default-if-logit>0")
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
 
@@ -116,6 +124,8 @@ class Policy:
     transforms: list[str] | None = None
     #: the margin block (see the module doc), or None
     margin: dict[str, Any] | None = None
+    #: one of DECISIONS
+    decision: str = "logit>0"
 
     # -- evaluation ------------------------------------------------------------------
     def features_of(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
@@ -152,9 +162,19 @@ class Policy:
             raise PolicyError(f"the rows lack feature(s) {', '.join(missing)}")
         return self.logits(np.asarray(rows)[:, [where[f] for f in self.features]])
 
+    def decisions(self, rows: np.ndarray) -> np.ndarray:
+        """The 0/1 decisions (int8) for raw feature rows [n, features]: logit > 0, or, for a
+        flip classifier, the default's decision XOR logit > 0."""
+        rows = np.asarray(rows, dtype=np.float64)
+        positive = self.logits(rows) > 0.0
+        if self.decision == "flip-default-if-logit>0":
+            default = rows[:, self.features.index(DEFAULT_FEATURE)] > 0.5
+            positive = positive != default
+        return positive.astype(np.int8)
+
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> int:
-        """The decision for one observation: 1 when the logit is above 0."""
-        return int(self.logits(self.features_of(observation, info)[None, :])[0] > 0.0)
+        """The decision for one observation (see `decisions`)."""
+        return int(self.decisions(self.features_of(observation, info)[None, :])[0])
 
     # -- parameters as one flat vector (for evolution strategies) ----------------------
     def flat(self) -> np.ndarray:
@@ -175,12 +195,12 @@ class Policy:
         return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
                       layers, dict(self.metadata),
                       None if self.transforms is None else list(self.transforms),
-                      None if self.margin is None else dict(self.margin))
+                      None if self.margin is None else dict(self.margin), self.decision)
 
     # -- JSON ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The file's JSON: version 1 when every transform is signed-log1p, else 2."""
-        if self.margin is None and (self.transforms is None
+        if self.margin is None and self.decision == "logit>0" and (self.transforms is None
                                     or all(t == "signed-log1p" for t in self.transforms)):
             head: dict[str, Any] = {"version": 1, "transform": "signed-log1p"}
         else:
@@ -195,7 +215,7 @@ class Policy:
             "mean": self.mean.tolist(), "std": self.std.tolist(),
             "layers": [{"weights": l.weights.tolist(), "bias": l.bias.tolist(),
                         "activation": l.activation} for l in self.layers],
-            "decision": "logit>0", "metadata": self.metadata,
+            "decision": self.decision, "metadata": self.metadata,
         }
 
 
@@ -304,7 +324,15 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise PolicyError(f"{where}: 'metadata' must be an object")
-    return Policy(problem, list(features), mean, std, layers, metadata, transforms, margin)
+    decision = obj.get("decision", "logit>0")
+    if decision not in (DECISIONS if version == VERSION else DECISIONS[:1]):
+        raise PolicyError(f"{where}: decision {decision!r} is not one of "
+                          f"{', '.join(DECISIONS if version == VERSION else DECISIONS[:1])}")
+    if decision != "logit>0" and DEFAULT_FEATURE not in features:
+        raise PolicyError(f"{where}: decision {decision!r} needs the feature "
+                          f"'{DEFAULT_FEATURE}' among the features")
+    return Policy(problem, list(features), mean, std, layers, metadata, transforms, margin,
+                  decision)
 
 
 def _margin(obj: dict[str, Any], features: list[str], where: str) -> dict[str, Any] | None:

@@ -50,7 +50,7 @@ class _Recorder:
                 row[i] = float(np.asarray(obs[name]).reshape(-1)[0])
             else:  # inlining_default, when clang does not show it as a feature
                 row[i] = float(info.get("default_action", 0))
-        action = int(self.policy.logits(row[self.columns][None, :])[0] > 0.0)
+        action = int(self.policy.decisions(row[self.columns][None, :])[0])
         self.rows.append(row)
         self.actions.append(action)
         return action
@@ -99,8 +99,8 @@ class ReplayCache:
         key = tuple(policy.features)
         if key not in self._columns:
             self._columns[key] = [self.names.index(f) for f in policy.features]
-        wrong = ((policy.logits(rows[:, self._columns[key]]) > 0.0).astype(np.int8)
-                 != actions) if len(rows) else np.zeros(0, bool)
+        wrong = ((policy.decisions(rows[:, self._columns[key]]) != actions) if len(rows)
+                 else np.zeros(0, bool))
         # Mismatches per trajectory: a cumulative count read at the offsets.
         errors = np.diff(np.concatenate([[0], np.cumsum(wrong)])[offsets])
         hits = np.flatnonzero(errors == 0)

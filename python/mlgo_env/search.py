@@ -13,7 +13,8 @@ of margins, so few modules change decisions and most candidates' episodes are re
 step along the antithetic gradient estimate of the previous round (its length
 proportional to sigma, like a learning rate tied to the perturbation scale). The best
 candidate replaces the incumbent when it scores higher; sigma grows after a success and
-shrinks after a failure (the one-fifth rule's spirit), within bounds.
+shrinks after a failure (the one-fifth rule's spirit), within bounds; a round whose
+candidates all tie with the incumbent (no decision moved) grows it too.
 
 The score of a candidate on a set of modules blends the two things the project cares
 about: the mean of per-module rewards (no module dominates) and the reduction of the
@@ -75,6 +76,10 @@ class ElitistES:
         improved = bool(scores[best] > self.score)
         if improved:
             self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
+            self.sigma = np.minimum(self.sigma * self.grow, self.sigma_max)
+        elif np.all(scores == self.score):
+            # No candidate changed any module's bytes: the steps were too small to move a
+            # decision (replays of the incumbent), so shrinking further would stall.
             self.sigma = np.minimum(self.sigma * self.grow, self.sigma_max)
         else:
             self.sigma = np.maximum(self.sigma * self.shrink, self.sigma_min)

@@ -12,13 +12,17 @@ trace, then an evolution-strategies search, judged on held-out modules.
    max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
    (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
    traced decisions.
-3. The search (mlgo_env.search) over (shift, w): a coordinate search (--method=coordinate,
-   the default) or an elitist ES with mirrored perturbations (--method=es), every
-   candidate scored on the same fixed training modules that make
-   decisions (--search-modules), by a blend of the mean per-module reward (1 - policy
-   bytes / default bytes) and the total reduction (--total-weight). Episodes whose
-   decisions a recorded trajectory already covers are replayed, not compiled
-   (mlgo_env.replay), so only modules whose decisions change cost a compile.
+3. Every candidate is scored on the same fixed training modules that make decisions
+   (--search-modules), by a blend of the mean per-module reward (1 - policy bytes /
+   default bytes) and the total reduction (--total-weight). Episodes whose decisions a
+   recorded trajectory already covers are replayed, not compiled (mlgo_env.replay), so
+   only modules whose decisions change cost a compile. The candidates:
+   --method=classifier (the default): single flips of the search modules' default
+   trajectories (mlgo_env.flip_search) label "deviating here shrinks the module"; a
+   small network learns it (mlgo_env.flip_classifier) and the policy is the default
+   XOR the classifier; its output bias is tried at several flip rates (--flip-rates),
+   then an elitist ES with mirrored perturbations (mlgo_env.search) tunes its output
+   layer. --method=coordinate / --method=es search (shift, w) of the margin policy.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the result. Validation modules are never used to
    choose.
@@ -41,6 +45,9 @@ import numpy as np
 
 from . import episodes as ep
 from . import train_report as report
+from . import flip_classifier as fc
+from .flip_classifier import space_of as classifier_space_of
+from .flip_search import FlipSet, collect as collect_flips
 from .margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
 from .policy import Policy, PolicyError, policy_from_json, save_policy
 from .replay import ReplayCache, seed_from_trace
@@ -68,9 +75,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "decision (mlgo_env.margin_policy)")
     p.add_argument("--sigma", type=float, default=10.0,
                    help="typical initial step, in clang cost units (5 = one instruction)")
-    p.add_argument("--method", choices=("coordinate", "es"), default="coordinate",
-                   help="coordinate: one coordinate up/down per round; es: mirrored Gaussian "
-                        "pairs plus a gradient step (mlgo_env.search)")
+    p.add_argument("--method", choices=("classifier", "coordinate", "es"), default="classifier",
+                   help="classifier: a flip classifier learned from single-flip counterfactuals, "
+                        "then ES on its output layer (mlgo_env.flip_classifier); coordinate: "
+                        "one margin coordinate up/down per round; es: mirrored Gaussian pairs "
+                        "plus a gradient step on the margin policy (mlgo_env.search)")
+    p.add_argument("--flip-share", type=float, default=0.6,
+                   help="classifier: share of the budget left after the trace spent collecting "
+                        "single flips of the search modules' default trajectories")
+    p.add_argument("--flips-per-module", type=int, default=40,
+                   help="classifier: at most this many single flips per search module")
+    p.add_argument("--hidden", type=int, default=8, help="classifier: tanh hidden units")
+    p.add_argument("--l2", type=float, default=1e-2, help="classifier: weight decay")
+    p.add_argument("--flip-rates", default="0.001,0.0025,0.005,0.01,0.02",
+                   help="classifier: the output biases tried first flip these shares of the "
+                        "search modules' default decisions")
     p.add_argument("--pairs", type=int, default=4, help="es: mirrored pairs per round")
     p.add_argument("--total-weight", type=float, default=0.5,
                    help="weight of the total-bytes reduction in the score (the rest: the "
@@ -193,7 +212,13 @@ class Trainer:
         ckpt = a.output + ".ckpt.npz"
         state = report.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
         trace, csv_path = self.trace()
-        if state:
+        if state and state.get("method", "coordinate") != a.method:
+            raise ValueError(f"checkpoint '{ckpt}' is of --method={state.get('method', 'coordinate')}")
+        if state and a.method == "classifier":
+            space, u0 = None, None
+            self.rng.bit_generator.state = state["rng"]
+            self.log(f"resuming from {ckpt} at round {state['iteration']}")
+        elif state:
             space, u0 = space_of(policy_from_json(state["warm"], f"checkpoint '{ckpt}'"))
             self.rng.bit_generator.state = state["rng"]
             self.log(f"resuming from {ckpt} at round {state['iteration']}")
@@ -204,7 +229,10 @@ class Trainer:
         search, check = self.choose_modules(cache, train)
         self.log(f"search on {len(search)} training modules, check on {len(check)}")
         with ep.EpisodePool(self.env_factory(), a.workers) as pool:
-            best = self.search(pool, cache, space, u0, search, check, val, ckpt, state)
+            if a.method == "classifier":
+                best = self.classifier(pool, cache, trace, search, check, val, ckpt, state)
+            else:
+                best = self.search(pool, cache, space, u0, search, check, val, ckpt, state)
             self.log("validating the chosen policy on the held-out modules")
             t = time.monotonic()
             val_results = pool.play([(m, ep.policy_decider(best)) for m in val])
@@ -254,6 +282,168 @@ class Trainer:
         self.chosen = chosen
         return space.policy(np.asarray(chosen["u"]))
 
+    # -- the flip classifier (--method=classifier) ---------------------------------------
+    def classifier(self, pool: ep.EpisodePool, cache: ReplayCache, trace: Trace,
+                   search: list[str], check: list[str], val: list[str], ckpt: str,
+                   state: dict[str, Any] | None) -> Policy:
+        """Single flips of the search modules' default trajectories -> a flip classifier
+        -> its output bias and an ES on its output layer, scored on the search modules;
+        returns the incumbent best on `check` (the default, flipping nothing, is the first
+        incumbent)."""
+        a = self.args
+        flips_path = a.output + ".flips.npz"
+        # The trace's default trajectories (the oldest the cache holds, before any play).
+        defaults = {m: cache.trajectories[m][-1].rows for m in search}
+        if state:
+            flips = FlipSet.load(flips_path)
+            cspace, _ = classifier_space_of(policy_from_json(state["warm"], "checkpoint"))
+        else:
+            flips = self.collect_flips(pool, defaults, cache.names, search)
+            flips.save(flips_path)
+            cspace = None
+        if not len(flips.rewards) or not (flips.rewards > 0).any():
+            self.log("no single flip shrank its module: the policy is the default")
+        t = time.monotonic()
+        labels = (flips.rewards > 0).astype(float)
+        # Weighted by how much each flip changed its module: the classifier is asked for
+        # the flips whose expected reward is positive, not merely likely to be.
+        weights = np.abs(flips.rewards) + 1e-3
+        if cspace is None:
+            fitted = fc.fit(a.problem, flips.names, flips.rows, labels, weights,
+                            hidden=a.hidden, l2=a.l2, seed=a.seed)
+            cspace, u_fit = fitted.space, fitted.u
+        else:
+            u_fit = np.asarray(state["u_fit"], float)
+        self.clock.times["cloning"] += time.monotonic() - t
+        rows = np.concatenate([defaults[m] for m in search])
+        cols = [cache.names.index(f) for f in cspace.features]
+        rows = rows[:, cols]
+        logits = cspace.logits(u_fit, flips.rows[:, [flips.names.index(f) for f in cspace.features]])
+        top = np.argsort(-logits)[:max(1, len(logits) // 10)]
+        self.log(f"flip classifier: {len(flips.rewards)} single flips of {len(set(flips.modules))} "
+                 f"modules, {int(labels.sum())} shrink ({labels.mean():.1%}); on its own "
+                 f"training flips the top tenth has {np.mean(flips.rewards[top] > 0):.0%} "
+                 f"shrinking, mean reward {np.mean(flips.rewards[top]):+.4f}")
+        scale = float(np.std(cspace.logits(u_fit, rows))) or 1.0
+        never = u_fit.copy()
+        never[-1] = -1e6  # flips nothing anywhere: the default
+        self.s0 = -np.inf
+        if state:
+            iteration, self.incumbents = state["iteration"], state["incumbents"]
+            self.history = state["history"]
+            es = ElitistES(never.copy(), np.ones(never.size), pairs=a.pairs,
+                           sigma_min=0.01 * scale, sigma_max=2.0 * scale)
+            es.load(state["es"])
+            self.s0 = float(self.incumbents[0]["score"])
+        else:
+            iteration = 0
+            # The first incumbent: flip nothing (exactly the default).
+            (s0,), _ = self.score(pool, cache, cspace, [never], search)
+            self.s0 = s0
+            (c0,), _ = self.score(pool, cache, cspace, [never], check)
+            self.incumbents.append({"iteration": 0, "u": never.tolist(), "score": s0,
+                                    "check": c0})
+            self.history.append({"phase": "warm", "score": s0, "check_score": c0,
+                                 "iteration": 0})
+            # Output biases flipping given shares of the search modules' decisions.
+            rates = [float(r) for r in a.flip_rates.split(",") if r]
+            cands = []
+            for r in rates:
+                u = u_fit.copy()
+                u[-1] = fc.bias_for_rate(cspace, u_fit, rows, r)
+                cands.append(u)
+            scores, table = self.score(pool, cache, cspace, cands, search)
+            for r, sc, res in zip(rates, scores, table):
+                summ = ep.summarise(res)
+                self.log(f"  flip rate {r:.2%}: score {sc:+.5f} (mean reward "
+                         f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
+            sigma = np.full(never.size, 0.15 * scale)
+            # The ES starts from the best output bias even when it loses to the default;
+            # only candidates beating the default on the search modules become incumbents.
+            k = int(np.argmax(scores))
+            es = ElitistES(cands[k].copy(), sigma, pairs=a.pairs, sigma_min=0.01 * scale,
+                           sigma_max=2.0 * scale, score=float(scores[k]) - 1e-12)
+            iteration = 1
+            row = self.classifier_round(es, iteration, pool, cache, cspace, cands, scores,
+                                        table, check, val)
+            self.log(report.progress_line(row, es.score, self.clock))
+        self.u_fit = u_fit
+        warm = cspace.policy(u_fit)
+        last, shown = 0.0, -np.inf
+        while time.monotonic() + last < self.deadline:
+            t = time.monotonic()
+            iteration += 1
+            cands = es.propose(self.rng)
+            scores, table = self.score(pool, cache, cspace, cands, search)
+            row = self.classifier_round(es, iteration, pool, cache, cspace, cands, scores,
+                                        table, check, val)
+            if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
+                shown = time.monotonic()
+                self.log(report.progress_line(row, es.score, self.clock))
+                self.checkpoint(ckpt, es, iteration, warm)
+            last = time.monotonic() - t
+        self.checkpoint(ckpt, es, iteration, warm)
+        chosen = max(self.incumbents, key=lambda c: (c["check"], -c["iteration"]))
+        self.log(f"chosen: the incumbent of round {chosen['iteration']} (search "
+                 f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
+                 f"{len(self.incumbents)} incumbents")
+        self.chosen = chosen
+        policy = cspace.policy(np.asarray(chosen["u"]))
+        flipped = policy.decisions(rows) != rows[:, cspace.features.index("inlining_default")]
+        policy.metadata["search_flip_rate"] = float(flipped.mean())
+        policy.metadata["flips"] = {"collected": int(len(flips.rewards)),
+                                    "shrinking": int(labels.sum())}
+        return policy
+
+    def collect_flips(self, pool: ep.EpisodePool, trajectories: dict[str, np.ndarray],
+                      names: list[str], search: list[str]) -> FlipSet:
+        a = self.args
+        now = time.monotonic()
+        stop = now + a.flip_share * max(self.deadline - now, 0.0)
+        self.log(f"collecting single flips of {len(search)} search modules' default "
+                 f"trajectories for {stop - now:.0f}s")
+        seen = {"t": now}
+
+        def progress(done: int, total: int) -> None:
+            if time.monotonic() - seen["t"] >= a.report_seconds:
+                seen["t"] = time.monotonic()
+                self.log(f"  {done} of {total} single flips played "
+                         f"({done / (time.monotonic() - now):.2f}/s)")
+        t = time.monotonic()
+        flips = collect_flips(pool, trajectories, names, search, self.rng,
+                              a.flips_per_module, stop, batch=8 * a.workers,
+                              on_batch=progress)
+        wall = time.monotonic() - t
+        self.clock.played += len(flips.rewards)
+        self.clock.times["episodes"] += wall
+        self.clock.times["flips"] = wall
+        self.history.append({"phase": "flips", "flips": int(len(flips.rewards)),
+                             "shrinking": int((flips.rewards > 0).sum()), "seconds": wall})
+        return flips
+
+    def classifier_round(self, es: ElitistES, iteration: int, pool: ep.EpisodePool,
+                         cache: ReplayCache, cspace: Any, cands: list[np.ndarray],
+                         scores: list[float], table: list[list[ep.EpisodeResult]],
+                         check: list[str], val: list[str]) -> dict[str, Any]:
+        top = int(np.argmax(scores))
+        rewards = np.asarray([r.reward for r in table[top]])
+        row = {"phase": "search", "iteration": iteration, "score": scores[top],
+               "reward_mean": float(rewards.mean()), **_quantiles(rewards),
+               "total_change": ep.summarise(table[top])["total_change"],
+               "seconds": self.clock.elapsed()}
+        if es.tell(cands, scores) and es.score > self.s0:
+            (row["check_score"],), _ = self.score(pool, cache, cspace, [es.u], check)
+            self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
+                                    "score": es.score, "check": row["check_score"]})
+        row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
+        if self.args.validate_every and iteration % self.args.validate_every == 0:
+            v = ep.summarise(pool.play([(m, ep.policy_decider(cspace.policy(es.u)))
+                                        for m in val]))
+            row["validation_reward_mean"] = v["reward_mean"]
+            row["validation_change"] = v["total_change"]
+        self.history.append(row)
+        return row
+
     def start_search(self, es: CoordinateSearch | ElitistES, pool: ep.EpisodePool,
                      cache: ReplayCache, space: MarginSpace, search: list[str],
                      check: list[str]) -> None:
@@ -296,11 +486,14 @@ class Trainer:
 
     def checkpoint(self, path: str, es: CoordinateSearch | ElitistES, iteration: int,
                    warm: Policy) -> None:
-        """Everything --resume needs (the replay cache is rebuilt from the trace)."""
-        report.save_checkpoint(path, {
-            "es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
-            "history": self.history, "rng": self.rng.bit_generator.state,
-            "warm": warm.to_json()})
+        """Everything --resume needs (the replay cache is rebuilt from the trace; a flip
+        classifier's flips are in OUTPUT.flips.npz)."""
+        state = {"es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
+                 "history": self.history, "rng": self.rng.bit_generator.state,
+                 "warm": warm.to_json(), "method": self.args.method}
+        if hasattr(self, "u_fit"):
+            state["u_fit"] = np.asarray(self.u_fit).tolist()
+        report.save_checkpoint(path, state)
 
     def finish(self, best: Policy, val_results: list[ep.EpisodeResult], train: list[str],
                val: list[str], search: list[str], check: list[str]) -> None:

@@ -337,3 +337,14 @@ def test_coordinate_search_climbs():
         moves += cs.tell(cands, [f(c) for c in cands])
     assert f(cs.u) > -3.0 and moves >= 3
     assert np.all(cs.sigma >= cs.sigma_min)
+
+
+def test_es_grows_its_steps_when_no_candidate_moves_a_decision():
+    from mlgo_env.search import ElitistES
+    es = ElitistES(np.zeros(2), np.full(2, 1.0), pairs=2, score=0.0)
+    cands = es.propose(np.random.default_rng(0))
+    assert not es.tell(cands, [0.0] * len(cands))  # every candidate a replay of the incumbent
+    np.testing.assert_allclose(es.sigma, 1.4)
+    cands = es.propose(np.random.default_rng(1))
+    assert not es.tell(cands, [-1.0] + [0.0] * (len(cands) - 1))  # a real failure
+    np.testing.assert_allclose(es.sigma, 1.4 * 0.75)

@@ -65,15 +65,19 @@ def trained(tmp_path_factory):
 
 def test_trainer_writes_everything(trained):
     _, _, out, policy, log = trained
-    for suffix in ("", ".ckpt.npz", ".png", ".history.json", ".trace.log", ".warmstart.json"):
+    for suffix in ("", ".ckpt.npz", ".png", ".history.json", ".trace.log", ".warmstart.json",
+                   ".flips.npz"):
         assert os.path.getsize(str(policy) + suffix) > 0, suffix
     p = load_policy(policy)
-    assert p.problem == "inlining" and p.features[:2] == ["threshold", "cost_estimate"]
+    # The default method: a flip classifier over every traced feature.
+    assert p.problem == "inlining" and p.decision == "flip-default-if-logit>0"
+    assert {"threshold", "cost_estimate", "inlining_default"} <= set(p.features)
     assert "validation" in p.metadata and p.metadata["validation"]["modules"] > 0
     assert p.metadata["episodes"] > 0 and p.metadata["chosen_round"] >= 0
-    assert "episodes/s" in log and "iter    1" in log
+    assert p.metadata["flips"]["collected"] > 0
+    assert "episodes/s" in log and "iter    1" in log and "single flips" in log
     history = json.loads(open(str(policy) + ".history.json").read())
-    assert [h["phase"] for h in history][:2] == ["warm", "search"]
+    assert [h["phase"] for h in history][:3] == ["flips", "warm", "search"]
 
 
 def test_cloning_agrees_with_the_default(trained):
@@ -126,7 +130,7 @@ def test_bad_policies_are_refused(trained, tmp_path):
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
     obj = json.loads(open(policy).read())
-    obj["features"][-1] = "no_such_feature"  # a shape feature
+    obj["features"][0] = "no_such_feature"
     other.write_text(json.dumps(obj))
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)

@@ -85,6 +85,11 @@ struct SessionLimits {
   support::CleanupScope* scope = nullptr;
   /// Starts the compiler (see spawn.h); null = the scope's spawner.
   support::Spawner* spawner = nullptr;
+  /// Set to true by another thread when the owner shuts down. Process
+  /// sessions ignore it (stopping `spawner` kills their compilers); a
+  /// CompilerDriver that starts no process through `spawner` must make its
+  /// waits return within milliseconds once it is true (compiler_driver.h).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class SessionEvent : uint8_t {
@@ -126,6 +131,22 @@ public:
 
   /// Waits for the next decision request or the end of the stream.
   virtual Result<SessionEvent> next(Observation& observation) = 0;
+  /// For hosts that wait on many compilers from one thread (the server's
+  /// I/O threads): a descriptor that becomes readable (or hangs up) when the
+  /// compiler sends more of its stream, after which tryNext() may return
+  /// more; -1 when the session offers none (next() is then the only way).
+  /// Owned by the session and valid until it fails, finishes or is
+  /// destroyed: a poller registers a dup() of it, never the descriptor
+  /// itself.
+  virtual int streamFd() const { return -1; }
+  /// next() without waiting: reads whatever the compiler has sent (all of
+  /// it, so an edge-triggered poller sees the next arrival) and returns the
+  /// event next() would, or nullopt when no whole request is buffered yet.
+  /// Same errors and effects as next(). The wait between an answer and the
+  /// request that follows counts towards compileTimeout whichever of the
+  /// two returns it, but only next() enforces the deadline: a host that
+  /// polls must hand a wait that runs long to next().
+  virtual Result<std::optional<SessionEvent>> tryNext(Observation& observation);
   /// Answers the pending observation with exactly the advice tensor's bytes.
   /// kInvalidArgument (session unchanged) when there is no pending
   /// observation or the size is not the advice spec's.

@@ -38,6 +38,10 @@
 /// its clang, directory, fifos, descriptors and its maxEpisodes place.
 /// Other episodes are unaffected.
 ///
+/// Compilers: every compile, probe and score goes through
+/// EnvironmentOptions::driver (compiler_driver.h): real clang processes by
+/// default, an in-process fake in unit tests.
+///
 /// Concurrency: every member function is thread-safe. Calls on one episode
 /// are serialised; calls on different episodes run in parallel. At most
 /// `jobs` compilers work at a time (see job slots in env/job_slots.h); a
@@ -68,6 +72,8 @@ class CleanupScope;
 } // namespace mlgo::support
 
 namespace mlgo::env {
+
+class CompilerDriver; // compiler_driver.h
 
 struct EnvironmentOptions {
   /// "inlining", "regalloc" or "regalloc-priority".
@@ -111,6 +117,9 @@ struct EnvironmentOptions {
   /// cleanup). One scope may serve several runs; cleaning it up stops them
   /// all, so give independent Environments scopes of their own.
   std::shared_ptr<support::CleanupScope> cleanup;
+  /// Runs every compile, probe and score (compiler_driver.h); null = the
+  /// real one, processCompilerDriver(). Tests pass an in-process fake.
+  std::shared_ptr<CompilerDriver> driver;
 };
 
 /// What an agent needs to know before its first episode.
@@ -203,6 +212,13 @@ struct ResetRequest {
 
 using EpisodeId = uint64_t;
 
+/// Where a non-blocking step (Environment::beginStep) stands.
+enum class StepProgress : uint8_t {
+  kDone,     ///< The result is filled in, as step() would have.
+  kWaiting,  ///< The compiler has the action: wait for the descriptor.
+  kMustBlock ///< The rest may wait: finish on a thread that may block.
+};
+
 struct ResetResult {
   EpisodeId episode = 0;
   std::string module;
@@ -238,6 +254,29 @@ public:
   /// Answers the episode's pending decision with `action`; `result` gets
   /// the next request or the final outcome. Reuses `result`'s buffers.
   Status step(EpisodeId episode, const ActionValue& action, StepResult& result);
+  /// step() split for hosts that wait on many compilers from one thread
+  /// (the server's I/O threads), none of the three calls waiting for a
+  /// compiler or a job slot (only for the episode's lock, held by other
+  /// calls on the same episode for as long as they take):
+  ///  - beginStep() validates `action` (errors as step()). kMustBlock:
+  ///    nothing happened (no job slot free right now, the step reaches
+  ///    maxSteps, or the compiler cannot be polled): call step() instead.
+  ///    Otherwise the action reached the compiler and the episode holds a
+  ///    job slot: kWaiting, with `fd` set to the compiler's stream
+  ///    descriptor (owned by the environment, valid until the step ends:
+  ///    register a dup() of it, never close it).
+  ///  - on kWaiting, once `fd` is readable (or hung up), pollStep():
+  ///    kDone, kWaiting again, or kMustBlock;
+  ///  - on kMustBlock from pollStep() (the compile is ending and must be
+  ///    scored), or when the wait runs long, finishStep() blocks for the
+  ///    rest as step() would, the compile timeout counting from the answer.
+  /// A begun step must be finished by pollStep() or finishStep() (or the
+  /// episode closed): until then step()/beginStep() on the episode get
+  /// kBusy. Errors end the episode as they do for step().
+  Result<StepProgress> beginStep(EpisodeId episode, const ActionValue& action, StepResult& result,
+                                 int& fd);
+  Result<StepProgress> pollStep(EpisodeId episode, StepResult& result);
+  Status finishStep(EpisodeId episode, StepResult& result);
   /// Ends an episode early, killing its compiler. kNotFound if unknown.
   Status close(EpisodeId episode);
 

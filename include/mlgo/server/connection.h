@@ -29,18 +29,28 @@
 ///   requests that never wait (describe, errors, unknown methods) and
 ///   writing. Nothing on the strand ever waits for a compiler, a job slot,
 ///   a baseline or a lock an environment call holds.
-/// - Every request that may wait (Dispatcher::isBlocking: reset, step,
-///   close) and every episode clean-up (idle expiry, closing all on
-///   disconnect) runs on the FairExecutor, whose workers may block for as
-///   long as the environment takes (up to --compile-timeout); the result is
-///   posted back to the strand, which writes it.
-/// Why a worker pool rather than asynchronous fifos: the environment's calls
-/// are blocking by contract (environment.h) and shared with the in-process
-/// Python core. The hand-off costs two thread wake-ups per step (on a
-/// loaded 2-core VM bench_server_step measured 20-30 us more per inlining
-/// step round trip than running it inline), small next to a compile, and
-/// keeps the I/O threads free whatever the compilers do. A lone step pays
-/// the same hop as a batch item.
+/// - A lone `step` (not in a batch) runs on the strand in turns
+///   (Dispatcher::beginStep, env::Environment::beginStep): the action is
+///   written to the compiler's fifo, a dup() of the compiler's stream
+///   descriptor is waited on by the io_context, and the next request is
+///   read and answered from the strand when it arrives. So the common step
+///   costs the same four wake-ups as a bare relay (agent -> server ->
+///   compiler -> server -> agent) instead of six. Whatever may wait goes to
+///   the FairExecutor: a step that cannot start at once (no job slot free,
+///   truncation due), the end of a compile (clang exiting, scoring, the
+///   baseline), and a compiler that takes longer than kStepPatience to
+///   answer (its compile timeout is then enforced by the worker). The only
+///   lock the strand may then wait for is the episode's own, held by a
+///   worker closing that episode (an agent-timeout expiry racing the step):
+///   as long as killing and reaping its compiler takes, milliseconds.
+/// - Every other request that may wait (Dispatcher::isBlocking: reset,
+///   step in a batch, close) and every episode clean-up (idle expiry,
+///   closing all on disconnect) runs on the FairExecutor, whose workers may
+///   block for as long as the environment takes (up to --compile-timeout);
+///   the result is posted back to the strand, which writes it.
+/// Why not everything asynchronous: the environment's calls are blocking
+/// by contract (environment.h, shared with the in-process Python core);
+/// only the hot path, one decision after another, is split into turns.
 /// Ordering: a connection handles one line at a time and writes its reply
 /// before it starts the next, so replies come in request order; a batch's
 /// replies come in item order.
@@ -70,6 +80,10 @@ struct ConnectionLimits {
   size_t maxQueuedReplies = 64;
   size_t maxQueuedBytes = 16 << 20;
 };
+
+/// How long a lone step waits for its compiler on the I/O thread before a
+/// worker takes the wait over (see the threading notes above).
+inline constexpr std::chrono::milliseconds kStepPatience{100};
 
 /// How long a server shutting down keeps writing queued replies.
 inline constexpr std::chrono::milliseconds kShutdownGrace{250};
@@ -119,6 +133,15 @@ private:
   void onPeerGone(const char* why);
   void closeTransportOnce();
   void closeStepDone();
+
+  // A lone step in turns (connection_step.cc).
+  using StepDone = std::function<void(std::string reply)>;
+  struct StepWait;
+  void startStep(const protocol::rpc::Request& request, StepDone done);
+  void waitForCompiler(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done);
+  void armStepWait(std::shared_ptr<StepWait> wait);
+  void onCompilerReadable(std::shared_ptr<StepWait> wait, boost::system::error_code ec);
+  void finishStepOnWorker(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done);
 
   Dispatcher& dispatcher_;
   FairExecutor& executor_;

@@ -105,6 +105,30 @@ public:
   /// returns at once and runs on the I/O thread.
   static bool isBlocking(std::string_view method);
 
+  /// A lone `step` request (with an id) run without blocking, in turns
+  /// (see env::Environment::beginStep): beginStep(), then, while kWaiting,
+  /// pollStep() each time `call.fd` is readable. kReplied: `reply` holds the
+  /// response line and the call is over. kBlocking: completeStep() must
+  /// finish it on a thread that may block (it also does when the wait runs
+  /// long). The episode counts as in a call (never idle) until the reply.
+  struct PendingStep {
+    protocol::rpc::Id id;
+    env::EpisodeId episode = 0;
+    protocol::TensorEncoding encoding = protocol::TensorEncoding::kJson;
+    env::ActionValue action;
+    env::StepResult result;
+    /// The compiler's stream (kWaiting); owned by the environment.
+    int fd = -1;
+    /// The action reached the compiler (completeStep() finishes, not steps).
+    bool begun = false;
+  };
+  enum class StepTurn : uint8_t { kReplied, kWaiting, kBlocking };
+  StepTurn beginStep(const protocol::rpc::Request& request, ConnectionEpisodes& episodes,
+                     PendingStep& call, std::string& reply);
+  StepTurn pollStep(PendingStep& call, ConnectionEpisodes& episodes, std::string& reply);
+  /// Blocks; returns the response line.
+  std::string completeStep(PendingStep& call, ConnectionEpisodes& episodes);
+
   /// Closes the connection's idle episodes past the agent timeout; returns
   /// how many.
   size_t expireIdle(ConnectionEpisodes& episodes);
@@ -132,6 +156,15 @@ private:
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);
   Reply step(const llvm::json::Object& params, ConnectionEpisodes& episodes);
+  /// Parses a step's params and marks the episode in a call; the reply
+  /// when it cannot go on.
+  std::optional<Reply> openStep(const llvm::json::Object& params, ConnectionEpisodes& episodes,
+                                PendingStep& call);
+  /// The reply of a step that ran (with `status`), ending the call.
+  Reply closeStep(PendingStep& call, const Status& status, ConnectionEpisodes& episodes);
+  StepTurn afterProgress(PendingStep& call, const Result<env::StepProgress>& progress,
+                         ConnectionEpisodes& episodes, std::string& reply);
+  static std::string encode(const PendingStep& call, const Reply& reply);
   Reply close(const llvm::json::Object& params, ConnectionEpisodes& episodes);
 
   env::Environment& environment_;
