@@ -15,6 +15,8 @@
 
 #include <poll.h>
 
+#include <thread>
+
 namespace mlgo::env {
 namespace {
 
@@ -123,10 +125,16 @@ TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
   auto poll = env_->pollStep(reset->episode, step);
   ASSERT_FALSE(poll.ok());
   EXPECT_EQ(poll.error().code(), ErrorCode::kNotFound);
-  // Closing gave the slot back: the other episode's step starts now.
-  blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherStep, otherFd);
-  ASSERT_TRUE(blocked.ok());
-  EXPECT_EQ(*blocked, StepProgress::kWaiting);
+  // Closing gave the slot back: the other episode's step starts (once the
+  // module's first default compile, which may hold the slot too, is done).
+  auto until = support::Clock::now() + std::chrono::seconds(60);
+  do {
+    blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherStep, otherFd);
+    ASSERT_TRUE(blocked.ok()) << blocked.error().message();
+    if (*blocked == StepProgress::kMustBlock)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (*blocked == StepProgress::kMustBlock && support::Clock::now() < until);
+  ASSERT_EQ(*blocked, StepProgress::kWaiting) << "the closed episode's slot was never released";
   ASSERT_TRUE(env_->finishStep(other->episode, otherStep).ok());
   EXPECT_FALSE(otherStep.terminated);
   ASSERT_TRUE(env_->close(other->episode).ok());
