@@ -28,11 +28,17 @@ protected:
     auto dir = support::TempDir::create("mlgo-env-test-");
     ASSERT_TRUE(dir.ok());
     scratch_ = std::move(*dir);
+  }
+
+  /// With 2 jobs a step always finds a slot: the episode's own compile
+  /// releases its slot when it asks for a decision, and the module's
+  /// default compile holds at most one.
+  void make(unsigned jobs) {
     EnvironmentOptions options;
     options.problem = "inlining";
     options.clang = MLGO_CLANG;
     options.cacheDir = scratch_.path() / "cache";
-    options.jobs = 1;
+    options.jobs = jobs;
     auto env = Environment::create(options);
     ASSERT_TRUE(env.ok()) << env.error().message();
     env_ = std::move(*env);
@@ -75,6 +81,7 @@ ActionValue answer(const StepResult& step, int round) {
 }
 
 TEST_F(StepTurnsTest, TurnsPlayAnEpisodeExactlyAsStepDoes) {
+  ASSERT_NO_FATAL_FAILURE(make(2));
   auto viaStep = env_->reset({"sha256.o", std::nullopt, {}});
   ASSERT_TRUE(viaStep.ok()) << viaStep.error().message();
   auto viaTurns = env_->reset({"sha256.o", std::nullopt, {}});
@@ -101,6 +108,7 @@ TEST_F(StepTurnsTest, TurnsPlayAnEpisodeExactlyAsStepDoes) {
 }
 
 TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
+  ASSERT_NO_FATAL_FAILURE(make(1));
   auto reset = env_->reset({"sha256.o", std::nullopt, {}});
   ASSERT_TRUE(reset.ok()) << reset.error().message();
   auto other = env_->reset({"sha256.o", std::nullopt, {}});
@@ -142,6 +150,7 @@ TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
 }
 
 TEST_F(StepTurnsTest, TheStepReachingMaxStepsIsLeftToStep) {
+  ASSERT_NO_FATAL_FAILURE(make(2));
   auto reset = env_->reset({"sha256.o", std::nullopt, {.maxSteps = 2}});
   ASSERT_TRUE(reset.ok()) << reset.error().message();
   StepResult step = reset->step;
