@@ -87,7 +87,9 @@ void Connection::onCompilerReadable(std::shared_ptr<StepWait> wait, boost::syste
 }
 
 void Connection::finishStepOnWorker(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done) {
-  executor_.post(id_, [self = shared_from_this(), call = std::move(call),
+  // A begun step holds a job slot: its own lane (fair_executor.h).
+  auto run = call->begun ? &FairExecutor::postHolding : &FairExecutor::post;
+  (executor_.*run)(id_, [self = shared_from_this(), call = std::move(call),
                        done = std::move(done)]() mutable {
     std::string reply = self->dispatcher_.completeStep(*call, self->episodes_);
     asio::post(self->strand_, [done = std::move(done), reply = std::move(reply)]() mutable {

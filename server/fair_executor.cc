@@ -3,13 +3,31 @@
 
 namespace mlgo::server {
 
-FairExecutor::FairExecutor(unsigned threads) {
+FairExecutor::FairExecutor(unsigned threads, unsigned holdingThreads)
+    : lane_(std::max(1u, threads)),
+      holding_(holdingThreads > 0 ? std::make_unique<Lane>(holdingThreads) : nullptr) {}
+
+FairExecutor::~FairExecutor() = default;
+
+void FairExecutor::post(uint64_t key, std::function<void()> task) {
+  lane_.post(key, std::move(task));
+}
+
+void FairExecutor::postHolding(uint64_t key, std::function<void()> task) {
+  (holding_ ? *holding_ : lane_).post(key, std::move(task));
+}
+
+size_t FairExecutor::queued() const {
+  return lane_.queued() + (holding_ ? holding_->queued() : 0);
+}
+
+FairExecutor::Lane::Lane(unsigned threads) {
   threads_.reserve(threads);
-  for (unsigned i = 0; i < std::max(1u, threads); ++i)
+  for (unsigned i = 0; i < threads; ++i)
     threads_.emplace_back([this] { work(); });
 }
 
-FairExecutor::~FairExecutor() {
+FairExecutor::Lane::~Lane() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -19,7 +37,7 @@ FairExecutor::~FairExecutor() {
     t.join();
 }
 
-void FairExecutor::post(uint64_t key, std::function<void()> task) {
+void FairExecutor::Lane::post(uint64_t key, std::function<void()> task) {
   {
     std::lock_guard lock(mutex_);
     queues_[key].push_back(std::move(task));
@@ -28,12 +46,12 @@ void FairExecutor::post(uint64_t key, std::function<void()> task) {
   ready_.notify_one();
 }
 
-size_t FairExecutor::queued() const {
+size_t FairExecutor::Lane::queued() const {
   std::lock_guard lock(mutex_);
   return queued_;
 }
 
-bool FairExecutor::takeNext(std::function<void()>& task) {
+bool FairExecutor::Lane::takeNext(std::function<void()>& task) {
   if (queues_.empty())
     return false;
   // The first key after the one served last, wrapping around.
@@ -49,7 +67,7 @@ bool FairExecutor::takeNext(std::function<void()>& task) {
   return true;
 }
 
-void FairExecutor::work() {
+void FairExecutor::Lane::work() {
   for (;;) {
     std::function<void()> task;
     {

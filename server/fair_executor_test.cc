@@ -66,5 +66,28 @@ TEST(FairExecutor, TasksOfOneKeyRunInOrderAndInParallelAcrossWorkers) {
   EXPECT_GE(peak.load(), 2);
 }
 
+// Every worker of the first lane waits for something only a slot holder can
+// give back (as resets waiting for a job slot do); the holder still runs.
+TEST(FairExecutor, HoldingTasksRunWhileEveryWorkerIsBlocked) {
+  std::promise<void> released;
+  std::shared_future<void> slotFree = released.get_future().share();
+  std::atomic<int> waiting{0};
+  FairExecutor executor(2, 1);
+  for (int i = 0; i < 2; ++i)
+    executor.post(static_cast<uint64_t>(i), [&, slotFree] {
+      ++waiting;
+      slotFree.wait();
+    });
+  while (waiting < 2)
+    std::this_thread::sleep_for(1ms);
+  std::promise<void> ran;
+  executor.postHolding(7, [&] {
+    ran.set_value();
+    released.set_value(); // The holder finishes and frees the slot.
+  });
+  EXPECT_EQ(ran.get_future().wait_for(10s), std::future_status::ready)
+      << "the holding task queued behind blocked workers";
+}
+
 } // namespace
 } // namespace mlgo::server

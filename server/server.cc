@@ -70,7 +70,8 @@ public:
       : options_(options),
         dispatcher_(environment,
                     DispatcherOptions{options.agentTimeout, options.maxEpisodesPerConnection}),
-        executor_(options.workers ? options.workers : environment.describe().jobs + 2),
+        executor_(options.workers ? options.workers : environment.describe().jobs + 2,
+                  environment.describe().jobs),
         serverStrand_(asio::make_strand(io_)), signals_(serverStrand_, SIGINT, SIGTERM, SIGHUP) {}
 
   Status run(const ListenAddress& address) {
