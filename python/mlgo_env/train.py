@@ -364,7 +364,7 @@ class Trainer:
             es = ElitistES(cands[k].copy(), sigma, pairs=a.pairs, sigma_min=0.01 * scale,
                            sigma_max=2.0 * scale, score=float(scores[k]) - 1e-12)
             iteration = 1
-            row = self.classifier_round(es, iteration, pool, cache, cspace, cands, scores,
+            row = self.record_round(es, iteration, pool, cache, cspace, cands, scores,
                                         table, check, val)
             self.log(report.progress_line(row, es.score, self.clock))
         self.u_fit = u_fit
@@ -375,7 +375,7 @@ class Trainer:
             iteration += 1
             cands = es.propose(self.rng)
             scores, table = self.score(pool, cache, cspace, cands, search)
-            row = self.classifier_round(es, iteration, pool, cache, cspace, cands, scores,
+            row = self.record_round(es, iteration, pool, cache, cspace, cands, scores,
                                         table, check, val)
             if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
                 shown = time.monotonic()
@@ -421,17 +421,23 @@ class Trainer:
                              "shrinking": int((flips.rewards > 0).sum()), "seconds": wall})
         return flips
 
-    def classifier_round(self, es: ElitistES, iteration: int, pool: ep.EpisodePool,
-                         cache: ReplayCache, cspace: Any, cands: list[np.ndarray],
-                         scores: list[float], table: list[list[ep.EpisodeResult]],
-                         check: list[str], val: list[str]) -> dict[str, Any]:
+    def record_round(self, es: CoordinateSearch | ElitistES, iteration: int,
+                     pool: ep.EpisodePool, cache: ReplayCache, cspace: Any,
+                     cands: list[np.ndarray], scores: list[float],
+                     table: list[list[ep.EpisodeResult]], check: list[str], val: list[str],
+                     floor: float | None = None) -> dict[str, Any]:
+        """Tells `es` a scored round and records it: a new incumbent scoring above `floor`
+        (default: the default policy's score, self.s0) is also scored on the check modules,
+        and validation runs every --validate-every rounds. Returns the history row (also
+        appended)."""
+        floor = self.s0 if floor is None else floor
         top = int(np.argmax(scores))
         rewards = np.asarray([r.reward for r in table[top]])
         row = {"phase": "search", "iteration": iteration, "score": scores[top],
                "reward_mean": float(rewards.mean()), **_quantiles(rewards),
                "total_change": ep.summarise(table[top])["total_change"],
                "seconds": self.clock.elapsed()}
-        if es.tell(cands, scores) and es.score > self.s0:
+        if es.tell(cands, scores) and es.score > floor:
             (row["check_score"],), _ = self.score(pool, cache, cspace, [es.u], check)
             self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
                                     "score": es.score, "check": row["check_score"]})
@@ -462,27 +468,10 @@ class Trainer:
                      search: list[str], check: list[str], val: list[str]) -> dict[str, Any]:
         """One round: propose, score on the search modules, tell; a new incumbent is also
         scored on the check modules. Returns the round's history row (also appended)."""
-        a = self.args
         candidates = es.propose(self.rng)
         scores, table = self.score(pool, cache, space, candidates, search)
-        top = int(np.argmax(scores))
-        rewards = np.asarray([r.reward for r in table[top]])
-        row = {"phase": "search", "iteration": iteration, "score": scores[top],
-               "reward_mean": float(rewards.mean()), **_quantiles(rewards),
-               "total_change": ep.summarise(table[top])["total_change"],
-               "seconds": self.clock.elapsed()}
-        if es.tell(candidates, scores):
-            (row["check_score"],), _ = self.score(pool, cache, space, [es.u], check)
-            self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
-                                    "score": es.score, "check": row["check_score"]})
-        row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
-        if a.validate_every and iteration % a.validate_every == 0:
-            v = ep.summarise(pool.play([(m, ep.policy_decider(space.policy(es.u)))
-                                        for m in val]))
-            row["validation_reward_mean"] = v["reward_mean"]
-            row["validation_change"] = v["total_change"]
-        self.history.append(row)
-        return row
+        return self.record_round(es, iteration, pool, cache, space, candidates, scores,
+                                     table, check, val, floor=-np.inf)
 
     def checkpoint(self, path: str, es: CoordinateSearch | ElitistES, iteration: int,
                    warm: Policy) -> None:
