@@ -429,9 +429,8 @@ Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& re
   return impl_->onEpisode(id, [&](Episode& e) { return e.step(action, result); });
 }
 
-Result<StepProgress> Environment::beginStep(EpisodeId id, const ActionValue& action,
-                                            StepResult& result, int& fd) {
-  return impl_->onEpisode(id, [&](Episode& e) { return e.beginStep(action, result, fd); });
+Result<StepProgress> Environment::beginStep(EpisodeId id, const ActionValue& action, int& fd) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.beginStep(action, fd); });
 }
 
 Result<StepProgress> Environment::pollStep(EpisodeId id, StepResult& result) {

@@ -140,7 +140,7 @@ Status Episode::validateAndEncode(const ActionValue& action) {
   return bound.encode(action, advice_);
 }
 
-Result<StepProgress> Episode::beginStep(const ActionValue& action, StepResult& /*result*/, int& fd) {
+Result<StepProgress> Episode::beginStep(const ActionValue& action, int& fd) {
   MLGO_TRY(validateAndEncode(action));
   fd = session_->streamFd();
   if (fd < 0 || (options_.maxSteps && agentSteps_ + 1 >= *options_.maxSteps))

@@ -54,7 +54,7 @@ public:
   /// beginStep() means nothing happened; from pollStep() it means the rest
   /// (the compile ending, or a stream that dried up) must go to
   /// finishStep(). Errors as step().
-  Result<StepProgress> beginStep(const ActionValue& action, StepResult& result, int& fd);
+  Result<StepProgress> beginStep(const ActionValue& action, int& fd);
   Result<StepProgress> pollStep(StepResult& result);
   Status finishStep(StepResult& result);
   /// Kills the compiler; the episode is over.

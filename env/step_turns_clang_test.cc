@@ -47,7 +47,7 @@ protected:
   /// One step in turns; counts how it went.
   Status stepInTurns(EpisodeId id, const ActionValue& action, StepResult& result) {
     int fd = -1;
-    auto progress = env_->beginStep(id, action, result, fd);
+    auto progress = env_->beginStep(id, action, fd);
     if (!progress.ok())
       return progress.error();
     if (*progress == StepProgress::kMustBlock) {
@@ -116,7 +116,7 @@ TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
   ASSERT_TRUE(other.ok()) << other.error().message();
   StepResult step = reset->step;
   int fd = -1;
-  auto progress = env_->beginStep(reset->episode, answer(step, 1), step, fd);
+  auto progress = env_->beginStep(reset->episode, answer(step, 1), fd);
   ASSERT_TRUE(progress.ok()) << progress.error().message();
   ASSERT_EQ(*progress, StepProgress::kWaiting);
   EXPECT_GE(fd, 0);
@@ -127,7 +127,7 @@ TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
   // The job slot (jobs=1) is held by the step in flight until it ends.
   StepResult otherStep = other->step;
   int otherFd = -1;
-  auto blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherStep, otherFd);
+  auto blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherFd);
   ASSERT_TRUE(blocked.ok());
   EXPECT_EQ(*blocked, StepProgress::kMustBlock) << "no job slot was free";
   ASSERT_TRUE(env_->close(reset->episode).ok());
@@ -138,7 +138,7 @@ TEST_F(StepTurnsTest, AStepInFlightRefusesAnotherAndCloseReleasesIt) {
   // module's first default compile, which may hold the slot too, is done).
   auto until = support::Clock::now() + std::chrono::seconds(60);
   do {
-    blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherStep, otherFd);
+    blocked = env_->beginStep(other->episode, answer(otherStep, 1), otherFd);
     ASSERT_TRUE(blocked.ok()) << blocked.error().message();
     if (*blocked == StepProgress::kMustBlock)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -209,9 +209,7 @@ std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& requ
                                 request.method));
   if (!request.id)
     return std::nullopt;
-  if (reply.code)
-    return protocol::rpc::encodeError(*request.id, *reply.code, reply.message);
-  return protocol::rpc::encodeRawResult(*request.id, reply.json);
+  return encode(*request.id, reply);
 }
 
 Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}}; }
@@ -337,10 +335,10 @@ Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
   return closeStep(call, status, episodes);
 }
 
-std::string Dispatcher::encode(const PendingStep& call, const Reply& reply) {
+std::string Dispatcher::encode(const protocol::rpc::Id& id, const Reply& reply) {
   if (reply.code)
-    return protocol::rpc::encodeError(call.id, *reply.code, reply.message);
-  return protocol::rpc::encodeRawResult(call.id, reply.json);
+    return protocol::rpc::encodeError(id, *reply.code, reply.message);
+  return protocol::rpc::encodeRawResult(id, reply.json);
 }
 
 Dispatcher::StepTurn Dispatcher::afterProgress(PendingStep& call,
@@ -350,7 +348,7 @@ Dispatcher::StepTurn Dispatcher::afterProgress(PendingStep& call,
     return StepTurn::kWaiting;
   if (progress.ok() && *progress == env::StepProgress::kMustBlock)
     return StepTurn::kBlocking;
-  reply = encode(call, closeStep(call, progress.ok() ? Status::success() : Status(progress.error()),
+  reply = encode(call.id, closeStep(call, progress.ok() ? Status::success() : Status(progress.error()),
                                  episodes));
   return StepTurn::kReplied;
 }
@@ -360,10 +358,10 @@ Dispatcher::StepTurn Dispatcher::beginStep(const protocol::rpc::Request& request
                                            std::string& reply) {
   call.id = request.id.value_or(protocol::rpc::Id{});
   if (auto refused = openStep(request.params, episodes, call)) {
-    reply = encode(call, *refused);
+    reply = encode(call.id, *refused);
     return StepTurn::kReplied;
   }
-  auto progress = environment_.beginStep(call.episode, call.action, call.result, call.fd);
+  auto progress = environment_.beginStep(call.episode, call.action, call.fd);
   call.begun = !progress.ok() || *progress != env::StepProgress::kMustBlock;
   return afterProgress(call, progress, episodes, reply);
 }
@@ -376,7 +374,7 @@ Dispatcher::StepTurn Dispatcher::pollStep(PendingStep& call, ConnectionEpisodes&
 std::string Dispatcher::completeStep(PendingStep& call, ConnectionEpisodes& episodes) {
   Status status = call.begun ? environment_.finishStep(call.episode, call.result)
                              : environment_.step(call.episode, call.action, call.result);
-  return encode(call, closeStep(call, status, episodes));
+  return encode(call.id, closeStep(call, status, episodes));
 }
 
 Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,

@@ -273,8 +273,7 @@ public:
   /// A begun step must be finished by pollStep() or finishStep() (or the
   /// episode closed): until then step()/beginStep() on the episode get
   /// kBusy. Errors end the episode as they do for step().
-  Result<StepProgress> beginStep(EpisodeId episode, const ActionValue& action, StepResult& result,
-                                 int& fd);
+  Result<StepProgress> beginStep(EpisodeId episode, const ActionValue& action, int& fd);
   Result<StepProgress> pollStep(EpisodeId episode, StepResult& result);
   Status finishStep(EpisodeId episode, StepResult& result);
   /// Ends an episode early, killing its compiler. kNotFound if unknown.

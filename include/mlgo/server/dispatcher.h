@@ -164,7 +164,8 @@ private:
   Reply closeStep(PendingStep& call, const Status& status, ConnectionEpisodes& episodes);
   StepTurn afterProgress(PendingStep& call, const Result<env::StepProgress>& progress,
                          ConnectionEpisodes& episodes, std::string& reply);
-  static std::string encode(const PendingStep& call, const Reply& reply);
+  /// The response line for `reply` to request `id`.
+  static std::string encode(const protocol::rpc::Id& id, const Reply& reply);
   Reply close(const llvm::json::Object& params, ConnectionEpisodes& episodes);
 
   env::Environment& environment_;
