@@ -2,6 +2,7 @@
 #include "mlgo/env/compiler_session.h"
 
 #include "compile_util.h"
+#include "request_stream.h"
 #include "mlgo/protocol/stream_reader.h"
 #include "mlgo/support/fifo_channel.h"
 
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <unordered_set>
 
 namespace mlgo::env {
 namespace {
@@ -32,7 +32,8 @@ class ProcessSession final : public CompilerSession {
 public:
   ProcessSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits)
       : dir_(std::move(dir)), command_(std::move(command)), limits_(limits),
-        channel_(command_.channelBase.string()) {}
+        channel_(command_.channelBase.string()),
+        requests_(programName(command_), limits.maxObservations) {}
 
   ~ProcessSession() override { abort(); }
 
@@ -45,10 +46,8 @@ public:
   Result<CompileReport> finish() override;
   void abort() override;
 
-  const protocol::LogHeader* header() const override {
-    return reader_.hasHeader() ? &reader_.header() : nullptr;
-  }
-  uint64_t observations() const override { return observations_; }
+  const protocol::LogHeader* header() const override { return requests_.header(); }
+  uint64_t observations() const override { return requests_.observations(); }
   pid_t pid() const override { return process_ ? process_->pid() : -1; }
   const CompileCommand& command() const override { return command_; }
 
@@ -74,19 +73,15 @@ private:
   SessionLimits limits_;
   support::FifoChannel channel_;
   std::unique_ptr<support::Subprocess> process_;
-  protocol::StreamReader reader_;
+  detail::RequestStream requests_;
   std::FILE* record_ = nullptr;
   support::Clock::time_point started_;
   nanoseconds compilerTime_{0};
   /// Since the last answer, while no request has come back (charged when one
   /// does, by whichever of next() and tryNext() returns it).
   std::optional<support::Clock::time_point> waitingSince_;
-  uint64_t observations_ = 0;
-  std::vector<std::string> contexts_;
-  std::unordered_set<std::string> contextSet_;
   uint64_t bytesReceived_ = 0;
   bool streamEnded_ = false;
-  bool pendingAnswer_ = false;
   bool ended_ = false;
   bool finished_ = false;
   std::optional<Error> failed_;
@@ -128,7 +123,7 @@ Error ProcessSession::fail(Error error, bool awaitExit) {
   if (process_ && process_->tryReap() && !process_->exitStatus()->success() &&
       error.code() != ErrorCode::kTimeout) {
     error = makeError(ErrorCode::kCompiler, "{} {} after {} observations{}", programName(command_),
-                      process_->exitStatus()->describe(), observations_,
+                      process_->exitStatus()->describe(), requests_.observations(),
                       outputExcerpt(process_->outputText()));
   }
   abort();
@@ -138,11 +133,11 @@ Error ProcessSession::fail(Error error, bool awaitExit) {
 
 Status ProcessSession::readStream(bool exited) {
   for (;;) {
-    auto buffer = reader_.prepare(kReadChunk);
+    auto buffer = requests_.reader().prepare(kReadChunk);
     ssize_t n = ::read(channel_.outFd(), buffer.data(), buffer.size());
     if (n > 0) {
       bytesReceived_ += static_cast<uint64_t>(n);
-      reader_.commit(static_cast<size_t>(n));
+      requests_.reader().commit(static_cast<size_t>(n));
       if (record_ != nullptr)
         std::fwrite(buffer.data(), 1, static_cast<size_t>(n), record_);
       if (!exited)
@@ -156,7 +151,7 @@ Status ProcessSession::readStream(bool exited) {
     if (n == 0 || (exited && (errno == EAGAIN || errno == EWOULDBLOCK))) {
       streamEnded_ = true;
       if (bytesReceived_ > 0)
-        reader_.finish();
+        requests_.reader().finish();
       return Status::success();
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -193,7 +188,8 @@ Status ProcessSession::waitForStream(support::Clock::time_point since) {
       return makeError(ErrorCode::kTimeout,
                        "{} did not answer within the compile timeout of {} ms (after {} "
                        "observations; stopped or stuck); killed",
-                       programName(command_), limits_.compileTimeout.count(), observations_);
+                       programName(command_), limits_.compileTimeout.count(),
+                       requests_.observations());
     }
   }
 }
@@ -221,9 +217,7 @@ Status ProcessSession::drainStream() {
 Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observation, bool wait) {
   if (failed_)
     return *failed_;
-  if (pendingAnswer_)
-    return makeError(ErrorCode::kInvalidArgument, "observation {} has not been answered yet",
-                     observations_ - 1);
+  MLGO_TRY(requests_.expectNext());
   if (ended_)
     return std::optional(SessionEvent::kEnd);
   auto since = waitingSince_.value_or(support::Clock::now());
@@ -232,83 +226,39 @@ Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observatio
     ended_ = true;
     return std::optional(SessionEvent::kEnd);
   }
-  protocol::LogEvent event;
   for (;;) {
-    auto status = reader_.next(event);
-    if (!status.ok()) {
-      chargeWait(since);
-      return fail(status.error().withContext(
-                      fmt::format("malformed stream from {}", programName(command_))),
-                  /*awaitExit=*/true);
-    }
-    if (*status == protocol::ReadStatus::kEnd) {
-      chargeWait(since);
-      ended_ = true;
-      return std::optional(SessionEvent::kEnd);
-    }
-    if (*status == protocol::ReadStatus::kNeedMore) {
-      if (streamEnded_) { // Nothing was ever written: the channel was never used.
-        chargeWait(since);
-        ended_ = true;
-        return std::optional(SessionEvent::kEnd);
-      }
+    auto next = requests_.advance(observation);
+    if (next.ok() && *next == detail::RequestStream::Next::kNeedMore && !streamEnded_) {
       uint64_t before = bytesReceived_;
       auto st = wait ? waitForStream(since) : drainStream();
       if (st.ok() && !wait && bytesReceived_ == before && !streamEnded_) {
         waitingSince_ = since; // Still waiting; charged when the request comes.
         return std::optional<SessionEvent>();
       }
-      if (!st.ok()) {
-        chargeWait(since);
-        return fail(st.error());
-      }
-      continue;
+      if (st.ok())
+        continue;
+      next = st.error();
     }
-    if (event.kind == protocol::EventKind::kContext) {
-      if (contextSet_.emplace(event.context).second)
-        contexts_.emplace_back(event.context);
-      continue;
-    }
-    if (event.kind == protocol::EventKind::kObservation) {
-      chargeWait(since);
-      if (++observations_ > limits_.maxObservations)
-        return fail(makeError(ErrorCode::kCompiler,
-                              "{} made more than {} decision requests (the observation cap); "
-                              "killed",
-                              programName(command_), limits_.maxObservations));
-      observation.context = reader_.context();
-      observation.id = event.id;
-      observation.data = event.data;
-      observation.tensors = event.tensors;
-      pendingAnswer_ = true;
+    chargeWait(since);
+    if (!next.ok())
+      return fail(next.error(), /*awaitExit=*/requests_.malformed());
+    if (*next == detail::RequestStream::Next::kObservation)
       return std::optional(SessionEvent::kObservation);
-    }
-    if (event.kind == protocol::EventKind::kOutcome) {
-      chargeWait(since);
-      return fail(makeError(ErrorCode::kCompiler,
-                            "{} sent an outcome record, which interactive mode never does",
-                            programName(command_)));
-    }
-    // kHeader: nothing to do; header() exposes it.
+    // The end, or a stream that ended without a record: the channel was never used.
+    ended_ = true;
+    return std::optional(SessionEvent::kEnd);
   }
 }
 
 Status ProcessSession::answer(std::span<const std::byte> advice) {
   if (failed_)
     return *failed_;
-  if (!pendingAnswer_)
-    return makeError(ErrorCode::kInvalidArgument, "there is no decision request to answer");
-  const auto& spec = reader_.header().advice;
-  if (!spec)
-    return fail(makeError(ErrorCode::kCompiler, "{}'s header declares no advice tensor",
-                          programName(command_)));
-  if (advice.size() != spec->byteSize())
-    return makeError(ErrorCode::kInvalidArgument, "an answer must be {} bytes ({}), not {}",
-                     spec->byteSize(), spec->toJson(), advice.size());
+  if (auto st = requests_.checkAnswer(advice); !st.ok())
+    return st.error().code() == ErrorCode::kCompiler ? Status(fail(st.error())) : st;
   auto st = channel_.write(advice);
   if (!st.ok())
     return fail(st.error());
-  pendingAnswer_ = false;
+  requests_.answered();
   waitingSince_ = support::Clock::now();
   return Status::success();
 }
@@ -332,9 +282,9 @@ Result<CompileReport> ProcessSession::finish() {
   if (!exitStatus.ok())
     return fail(exitStatus.error());
   finished_ = true;
-  report.observations = observations_;
-  report.contexts = contexts_;
-  report.channelOpened = reader_.hasHeader();
+  report.observations = requests_.observations();
+  report.contexts = requests_.contexts();
+  report.channelOpened = requests_.channelOpened();
   report.wallTime = support::Clock::now() - started_;
   report.compilerTime = compilerTime_;
   report.compilerCpu = cpuTime(process_->usage());

@@ -68,6 +68,11 @@ build_tree() {
   local extra=()
   case "$name" in
     mbedtls) extra=(-DMBEDTLS_FATAL_WARNINGS=OFF -DENABLE_TESTING=OFF -DENABLE_PROGRAMS=ON);;
+    snappy) extra=(-DSNAPPY_BUILD_TESTS=OFF -DSNAPPY_BUILD_BENCHMARKS=OFF);;
+    leveldb) extra=(-DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=OFF);;
+    fmtlib) extra=(-DFMT_TEST=OFF -DFMT_DOC=OFF);;
+    yaml-cpp) extra=(-DYAML_CPP_BUILD_TESTS=OFF -DYAML_CPP_BUILD_TOOLS=ON);;
+    libjsoncpp) extra=(-DJSONCPP_WITH_TESTS=OFF -DJSONCPP_WITH_POST_BUILD_UNITTEST=OFF);;
   esac
   if [[ -f CMakeLists.txt && ( ! -f configure || "$name" == mbedtls || "$name" == brotli ) ]]; then
     cmake -S . -B _build -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=None \

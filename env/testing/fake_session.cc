@@ -2,12 +2,12 @@
 #include "fake_session.h"
 
 #include "mlgo/protocol/stream_reader.h"
+#include "request_stream.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
-#include <unordered_set>
 
 namespace mlgo::env::testing {
 namespace {
@@ -47,7 +47,7 @@ public:
               CompileCommand command, const SessionLimits& limits, FakeModule module)
       : state_(std::move(state)), dir_(std::move(dir)), command_(std::move(command)),
         limits_(limits), module_(std::move(module)), layout_(layoutOf(module_.stream)),
-        started_(Clock::now()) {
+        requests_("fake compiler", limits.maxObservations), started_(Clock::now()) {
     if (module_.fault == FakeFault::kNeverOpen)
       eof_ = true;
   }
@@ -64,10 +64,8 @@ public:
       failed_ = makeError(ErrorCode::kCompiler, "fake compiler killed");
   }
 
-  const protocol::LogHeader* header() const override {
-    return reader_.hasHeader() ? &reader_.header() : nullptr;
-  }
-  uint64_t observations() const override { return observations_; }
+  const protocol::LogHeader* header() const override { return requests_.header(); }
+  uint64_t observations() const override { return requests_.observations(); }
   pid_t pid() const override { return -1; }
   const CompileCommand& command() const override { return command_; }
 
@@ -78,14 +76,14 @@ private:
   void write(size_t end) {
     end = std::min(end, module_.stream.size());
     if (end > written_)
-      reader_.feed(std::string_view(module_.stream).substr(written_, end - written_));
+      requests_.reader().feed(std::string_view(module_.stream).substr(written_, end - written_));
     written_ = std::max(written_, end);
   }
   /// The compiler closes its end of the channel.
   void closeChannel() {
     eof_ = true;
     if (written_ > 0)
-      reader_.finish();
+      requests_.reader().finish();
   }
   Error fail(Error error) {
     if (!failed_)
@@ -101,18 +99,14 @@ private:
   Layout layout_;
   Clock::time_point started_;
   Clock::duration waited_{0};
-  protocol::StreamReader reader_;
+  detail::RequestStream requests_;
   size_t written_ = 0;
   bool eof_ = false;
   bool hanging_ = false;
   bool died_ = false;
   bool faulted_ = false;
-  bool pending_ = false;
   bool ended_ = false;
   bool finished_ = false;
-  uint64_t observations_ = 0;
-  std::vector<std::string> contexts_;
-  std::unordered_set<std::string> contextSet_;
   std::vector<std::vector<std::byte>> answers_;
   std::optional<Error> failed_;
 };
@@ -129,7 +123,7 @@ Status FakeSession::compilerRuns() {
     return makeError(ErrorCode::kTimeout,
                      "fake compiler did not answer within the compile timeout of {} ms (after {} "
                      "observations; stopped or stuck); killed",
-                     limits_.compileTimeout.count(), observations_);
+                     limits_.compileTimeout.count(), requests_.observations());
   }
   const size_t n = layout_.starts.size();
   const size_t k = answers_.size();
@@ -150,7 +144,7 @@ Status FakeSession::compilerRuns() {
     break;
   case FakeFault::kMalformed:
     write(start);
-    reader_.feed(std::string_view("this is not a record\n"));
+    requests_.reader().feed(std::string_view("this is not a record\n"));
     written_ = std::max<size_t>(written_, 1);
     closeChannel();
     break;
@@ -172,65 +166,32 @@ Status FakeSession::compilerRuns() {
 Result<SessionEvent> FakeSession::next(Observation& observation) {
   if (failed_)
     return *failed_;
-  if (pending_)
-    return makeError(ErrorCode::kInvalidArgument, "observation {} has not been answered yet",
-                     observations_ - 1);
+  MLGO_TRY(requests_.expectNext());
   if (ended_)
     return SessionEvent::kEnd;
-  protocol::LogEvent event;
   for (;;) {
-    auto status = reader_.next(event);
-    if (!status.ok())
-      return fail(status.error().withContext("malformed stream from fake compiler"));
-    if (*status == protocol::ReadStatus::kEnd) {
-      ended_ = true;
-      return SessionEvent::kEnd;
-    }
-    if (*status == protocol::ReadStatus::kNeedMore) {
-      if (eof_) { // The channel was never written to.
-        ended_ = true;
-        return SessionEvent::kEnd;
-      }
+    auto next = requests_.advance(observation);
+    if (!next.ok())
+      return fail(next.error());
+    if (*next == detail::RequestStream::Next::kObservation)
+      return SessionEvent::kObservation;
+    if (*next == detail::RequestStream::Next::kNeedMore && !eof_) {
       if (auto st = compilerRuns(); !st.ok())
         return fail(st.error());
       continue;
     }
-    if (event.kind == protocol::EventKind::kContext) {
-      if (contextSet_.emplace(event.context).second)
-        contexts_.emplace_back(event.context);
-      continue;
-    }
-    if (event.kind == protocol::EventKind::kOutcome)
-      return fail(makeError(ErrorCode::kCompiler, "fake compiler sent an outcome record"));
-    if (event.kind != protocol::EventKind::kObservation)
-      continue;
-    if (++observations_ > limits_.maxObservations)
-      return fail(makeError(ErrorCode::kCompiler,
-                            "fake compiler made more than {} decision requests (the "
-                            "observation cap); killed",
-                            limits_.maxObservations));
-    observation.context = reader_.context();
-    observation.id = event.id;
-    observation.data = event.data;
-    observation.tensors = event.tensors;
-    pending_ = true;
-    return SessionEvent::kObservation;
+    ended_ = true; // The end, or a channel never written to.
+    return SessionEvent::kEnd;
   }
 }
 
 Status FakeSession::answer(std::span<const std::byte> advice) {
   if (failed_)
     return *failed_;
-  if (!pending_)
-    return makeError(ErrorCode::kInvalidArgument, "there is no decision request to answer");
-  const auto& spec = reader_.header().advice;
-  if (!spec)
-    return fail(makeError(ErrorCode::kCompiler, "the recorded header declares no advice tensor"));
-  if (advice.size() != spec->byteSize())
-    return makeError(ErrorCode::kInvalidArgument, "an answer must be {} bytes ({}), not {}",
-                     spec->byteSize(), spec->toJson(), advice.size());
+  if (auto st = requests_.checkAnswer(advice); !st.ok())
+    return st.error().code() == ErrorCode::kCompiler ? Status(fail(st.error())) : st;
   answers_.emplace_back(advice.begin(), advice.end());
-  pending_ = false;
+  requests_.answered();
   std::lock_guard lock(state_->mutex);
   ++state_->answers;
   return Status::success();
@@ -245,7 +206,7 @@ Result<CompileReport> FakeSession::finish() {
   if (died_) {
     report.exit.signal = 11;
     return fail(makeError(ErrorCode::kCompiler, "fake compiler {} after {} observations",
-                          report.exit.describe(), observations_));
+                          report.exit.describe(), requests_.observations()));
   }
   report.exit.exited = true;
   if (module_.fault == FakeFault::kExitCode) {
@@ -256,9 +217,9 @@ Result<CompileReport> FakeSession::finish() {
   if (auto st = writeFakeObject(command_.objectPath, score); !st.ok())
     return fail(st.error());
   finished_ = true;
-  report.observations = observations_;
-  report.contexts = contexts_;
-  report.channelOpened = reader_.hasHeader();
+  report.observations = requests_.observations();
+  report.contexts = requests_.contexts();
+  report.channelOpened = requests_.channelOpened();
   report.wallTime = Clock::now() - started_;
   report.compilerTime = waited_;
   return report;
