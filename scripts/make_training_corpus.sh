@@ -8,7 +8,9 @@
 #
 # OUT/corpus_description.json is the corpus; OUT/.work/ holds sources, builds and logs.
 # Default packages: see `default_packages` below. lua5.4, libzstd and bzip2 are reserved
-# for evaluation and refused, whatever is asked.
+# for evaluation and refused, whatever is asked. C++ packages known to build and extract
+# (named explicitly, after the defaults to keep them): yaml-cpp tinyxml2 pugixml
+# double-conversion fmtlib libjsoncpp leveldb snappy gflags libebml taglib.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [[ $# -ge 1 ]] || { echo "usage: $0 OUT [PACKAGE...]" >&2; exit 2; }
