@@ -20,7 +20,7 @@ import numpy as np
 from mlgo_env import episodes as ep
 from mlgo_env.flip_search import search
 from mlgo_env.policy import Layer, Policy
-from mlgo_env.training_setup import env_factory, split_modules
+from mlgo_env.training_setup import add_diagnosis_arguments, env_factory, training_sample
 
 FEATURES = ["threshold", "cost_estimate", "callee_users", "is_multiple_blocks"]
 BANDS = {0: [(-1e9, -200), (-200, -60), (-60, -15), (-15, 0.5)],   # refused: inline it
@@ -33,14 +33,10 @@ def main() -> int:
     p.add_argument("--corpus", required=True)
     p.add_argument("--modules", type=int, default=160)
     p.add_argument("--flips", type=int, default=8)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--validation-share", type=float, default=0.2)
-    p.add_argument("--cache-dir")
+    add_diagnosis_arguments(p)
     a = p.parse_args()
-    train, _ = split_modules(ep.corpus_modules(a.corpus), a.validation_share, a.seed)
     rng = np.random.default_rng(a.seed)
-    sample = [train[i] for i in rng.permutation(len(train))[:a.modules]]
+    sample = training_sample(a.corpus, a.validation_share, a.seed, a.modules, rng)
     # A placeholder policy: flip_search records its features and answers the default.
     recorder = Policy("inlining", FEATURES, np.zeros(4), np.ones(4),
                       [Layer(np.zeros((4, 1)), np.zeros(1), "linear")], {}, ["identity"] * 4)

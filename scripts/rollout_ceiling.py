@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.training_setup import env_factory, split_modules
+from mlgo_env.training_setup import add_diagnosis_arguments, env_factory, training_sample
 
 
 class Sequence:
@@ -89,14 +89,10 @@ def main() -> int:
     p.add_argument("--sample", type=int, default=600,
                    help="training modules played once with the default to find those "
                         "that make decisions")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--validation-share", type=float, default=0.2)
-    p.add_argument("--cache-dir")
+    add_diagnosis_arguments(p)
     a = p.parse_args()
-    train, _ = split_modules(ep.corpus_modules(a.corpus), a.validation_share, a.seed)
     rng = np.random.default_rng(a.seed)
-    sample = [train[i] for i in rng.permutation(len(train))[:a.sample]]
+    sample = training_sample(a.corpus, a.validation_share, a.seed, a.sample, rng)
     start = time.perf_counter()
     with ep.EpisodePool(env_factory("inlining", a.corpus, None, a.cache_dir), a.workers) as pool:
         deciders = [Sequence([], None) for _ in sample]

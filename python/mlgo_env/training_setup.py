@@ -36,6 +36,23 @@ def split_modules(modules: Sequence[str], validation_share: float, seed: int
     return train, val
 
 
+def add_diagnosis_arguments(parser: Any) -> None:
+    """The options the diagnosis scripts (scripts/flip_census.py, rollout_ceiling.py) share."""
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--validation-share", type=float, default=0.2)
+    parser.add_argument("--cache-dir")
+
+
+def training_sample(corpus: str, validation_share: float, seed: int, count: int,
+                    rng: Any) -> list[str]:
+    """`count` modules of the corpus's training split (the trainer's split for `seed` and
+    `validation_share`: validation modules are never in it), in `rng`'s random order."""
+    from .episodes import corpus_modules
+    train, _ = split_modules(corpus_modules(corpus), validation_share, seed)
+    return [train[i] for i in rng.permutation(len(train))[:count]]
+
+
 def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
                 temp_dir: str | None = None) -> Callable[[], Any]:
     """A function making one environment (in-process, or connected to `remote`);
