@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Builds a training corpus for the inlining-for-size problem from real code: Debian
-# source packages compiled by clang-22 at -Oz with the bitcode embedded, then
-# `mlgo-env corpus extract`. Idempotent: a package whose build finished is not rebuilt,
-# and extraction is redone only when a package was (re)built or OUT has no corpus yet.
+# Builds a training corpus from real code: Debian source packages compiled by clang-22
+# with the bitcode embedded, then `mlgo-env corpus extract`. Idempotent: a package whose
+# build finished is not rebuilt, and extraction is redone only when a package was
+# (re)built or OUT has no corpus yet.
 #
-#   scripts/make_training_corpus.sh OUT [PACKAGE...]
+#   scripts/make_training_corpus.sh [--opt=-Oz|-O2] OUT [PACKAGE...]
+#
+# --opt: the optimisation level every module is compiled at (and keeps in its .cmd):
+# -Oz (the default) for inlining-for-size, -O2 for the register-allocation problems.
 #
 # OUT/corpus_description.json is the corpus; OUT/.work/ holds sources, builds and logs.
-# Default packages: see `default_packages` below. lua5.4, libzstd and bzip2 are reserved
-# for evaluation and refused, whatever is asked. C++ packages known to build and extract
+# Default packages: see `default_packages` below. lua5.4, libzstd, bzip2, ninja-build and
+# re2 are reserved for evaluation and refused, whatever is asked. C++ packages known to build and extract
 # (named explicitly, after the defaults to keep them): yaml-cpp tinyxml2 pugixml
 # double-conversion fmtlib libjsoncpp leveldb snappy gflags libebml taglib.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-[[ $# -ge 1 ]] || { echo "usage: $0 OUT [PACKAGE...]" >&2; exit 2; }
+opt=-Oz
+while [[ $# -ge 1 && "$1" == --* ]]; do
+  case "$1" in
+    --opt=-Oz|--opt=-O2|--opt=-Os|--opt=-O3) opt="${1#--opt=}";;
+    *) echo "make_training_corpus: unknown option '$1' (known: --opt=-Oz|-Os|-O2|-O3)" >&2; exit 2;;
+  esac
+  shift
+done
+[[ $# -ge 1 ]] || { echo "usage: $0 [--opt=-Oz|-O2] OUT [PACKAGE...]" >&2; exit 2; }
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 shift
 default_packages=(zlib libpng1.6 libyaml expat pcre2 jansson lz4 brotli libsodium
@@ -22,7 +33,7 @@ packages=("$@")
 ((${#packages[@]})) || packages=("${default_packages[@]}")
 for p in "${packages[@]}"; do
   case "$p" in
-    lua5.4|lua*|libzstd|zstd|bzip2|libbz2*)
+    lua5.4|lua*|libzstd|zstd|bzip2|libbz2*|ninja-build|ninja|re2|libre2*)
       echo "make_training_corpus: '$p' is reserved for evaluation; never train on it" >&2; exit 2;;
   esac
 done
@@ -56,9 +67,14 @@ fi
 
 work="$out/.work"
 mkdir -p "$work/src" "$work/logs"
+# One optimisation level per OUT: its builds are reused only at the level they were made at.
+if [[ -f "$work/opt" && "$(cat "$work/opt")" != "$opt" ]]; then
+  echo "make_training_corpus: $out was built at $(cat "$work/opt"), not $opt; use another OUT" >&2; exit 2
+fi
+echo "$opt" >"$work/opt"
 jobs="$(nproc)"
 export CC="clang-22" CXX="clang++-22"
-export CFLAGS="-Oz -Xclang -fembed-bitcode=all" CXXFLAGS="-Oz -Xclang -fembed-bitcode=all"
+export CFLAGS="$opt -Xclang -fembed-bitcode=all" CXXFLAGS="$opt -Xclang -fembed-bitcode=all"
 export AR=llvm-ar-22 RANLIB=llvm-ranlib-22 NM=llvm-nm-22 MAKEINFO=true
 
 # Configures and builds one unpacked source tree with whatever build system it has.
