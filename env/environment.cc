@@ -59,7 +59,8 @@ struct Environment::Impl {
   template <typename Call>
   auto onEpisode(EpisodeId id, Call&& call) -> decltype(call(std::declval<Episode&>()));
   Result<size_t> sample(std::optional<uint64_t> seed);
-  Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions);
+  Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions,
+                              const support::InterruptCheck* stop);
   Result<std::shared_future<Embedding>> moduleEmbedding(size_t moduleIndex);
   void forgetEmbedding(size_t moduleIndex);
 };
@@ -290,7 +291,8 @@ Result<size_t> Environment::Impl::sample(std::optional<uint64_t> seed) {
 }
 
 Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
-                                               const EpisodeOptions& episodeOptions) {
+                                               const EpisodeOptions& episodeOptions,
+                                               const support::InterruptCheck* stop) {
   EpisodeId id;
   {
     std::lock_guard lock(mutex);
@@ -309,7 +311,7 @@ Result<ResetResult> Environment::Impl::startOn(size_t moduleIndex,
     embedding = std::move(*started);
   }
   std::unique_lock episodeLock(episode->mutex());
-  if (Status started = episode->start(result.step); !started.ok()) {
+  if (Status started = episode->start(result.step, stop); !started.ok()) {
     if (embedding) {
       embedding->wait();
       forgetEmbedding(moduleIndex); // A module fixed on disk then embeds anew.
@@ -366,7 +368,8 @@ void Environment::Impl::forgetEmbedding(size_t moduleIndex) {
     embeddings.erase(it);
 }
 
-Result<ResetResult> Environment::reset(const ResetRequest& request) {
+Result<ResetResult> Environment::reset(const ResetRequest& request,
+                                       const support::InterruptCheck* stop) {
   Impl& impl = *impl_;
   if (impl.stopping)
     return makeError(ErrorCode::kIo, "cannot start an episode: the environment is shutting down");
@@ -381,7 +384,7 @@ Result<ResetResult> Environment::reset(const ResetRequest& request) {
       if (!module.ok())
         return module.error();
       return impl.startOn(static_cast<size_t>(*module - impl.corpus->modules().data()),
-                          request.options);
+                          request.options, stop);
     }
     std::optional<uint64_t> seed = request.seed;
     for (;;) {
@@ -389,7 +392,7 @@ Result<ResetResult> Environment::reset(const ResetRequest& request) {
       if (!index.ok())
         return index.error();
       seed.reset();
-      auto started = impl.startOn(*index, request.options);
+      auto started = impl.startOn(*index, request.options, stop);
       if (!started.ok() || !started->step.terminated || started->step.truncated)
         return started;
       // A sampled module without decisions is skipped (gymnasium semantics).
@@ -425,8 +428,9 @@ auto Environment::Impl::onEpisode(EpisodeId id, Call&& call) -> decltype(call(st
   return std::move(*outcome);
 }
 
-Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result) {
-  return impl_->onEpisode(id, [&](Episode& e) { return e.step(action, result); });
+Status Environment::step(EpisodeId id, const ActionValue& action, StepResult& result,
+                         const support::InterruptCheck* stop) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.step(action, result, stop); });
 }
 
 Result<StepProgress> Environment::beginStep(EpisodeId id, const ActionValue& action, int& fd) {
@@ -437,8 +441,9 @@ Result<StepProgress> Environment::pollStep(EpisodeId id, StepResult& result) {
   return impl_->onEpisode(id, [&](Episode& e) { return e.pollStep(result); });
 }
 
-Status Environment::finishStep(EpisodeId id, StepResult& result) {
-  return impl_->onEpisode(id, [&](Episode& e) { return e.finishStep(result); });
+Status Environment::finishStep(EpisodeId id, StepResult& result,
+                               const support::InterruptCheck* stop) {
+  return impl_->onEpisode(id, [&](Episode& e) { return e.finishStep(result, stop); });
 }
 
 Status Environment::close(EpisodeId id) {

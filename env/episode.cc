@@ -37,7 +37,28 @@ void Episode::close() {
   session_.reset();
 }
 
-Status Episode::start(StepResult& result) {
+Result<JobSlots::Lease> Episode::acquireSlot(support::Deadline deadline) {
+  for (;;) {
+    auto lease = context_->slots->acquire(interrupt_.slice(deadline));
+    if (lease.ok() || lease.error().code() != ErrorCode::kTimeout ||
+        support::Clock::now() >= deadline)
+      return lease;
+    if (interrupt_.requested())
+      return makeError(ErrorCode::kInterrupted, "interrupted while waiting for a job slot");
+  }
+}
+
+Result<const Result<ModuleScore>*> Episode::awaitBaseline() {
+  while (interrupt_.armed() &&
+         baseline_.future.wait_for(support::kInterruptSlice) != std::future_status::ready)
+    if (interrupt_.requested())
+      return makeError(ErrorCode::kInterrupted,
+                       "interrupted while waiting for the default compile's score");
+  return &baseline_.future.get();
+}
+
+Status Episode::start(StepResult& result, const support::InterruptCheck* stop) {
+  support::InterruptScope scope(interrupt_, stop);
   auto baseline = context_->baselines->request(*module_);
   if (!baseline.ok())
     return fail(baseline.error());
@@ -46,11 +67,13 @@ Status Episode::start(StepResult& result) {
   if (!planned.ok())
     return fail(planned.error());
   advice_.resize(context_->bound->actionSpec().byteSize());
-  auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
+  auto lease = acquireSlot(support::Clock::now() + context_->limits.compileTimeout);
   if (!lease.ok())
     return fail(lease.error());
+  SessionLimits limits = context_->limits;
+  limits.interrupt = &interrupt_;
   auto session = context_->driver->startSession(std::move(planned->dir),
-                                                std::move(planned->command), context_->limits);
+                                                std::move(planned->command), limits);
   if (!session.ok())
     return fail(session.error());
   session_ = std::move(*session);
@@ -172,7 +195,8 @@ Result<StepProgress> Episode::pollStep(StepResult& result) {
   return StepProgress::kDone;
 }
 
-Status Episode::finishStep(StepResult& result) {
+Status Episode::finishStep(StepResult& result, const support::InterruptCheck* stop) {
+  support::InterruptScope scope(interrupt_, stop);
   if (!inFlight_)
     return makeError(ErrorCode::kInternal, "episode {} has no step in flight", id_);
   inFlight_ = false;
@@ -180,9 +204,11 @@ Status Episode::finishStep(StepResult& result) {
   return advance(result, lease);
 }
 
-Status Episode::step(const ActionValue& action, StepResult& result) {
+Status Episode::step(const ActionValue& action, StepResult& result,
+                     const support::InterruptCheck* stop) {
+  support::InterruptScope scope(interrupt_, stop);
   MLGO_TRY(validateAndEncode(action));
-  auto lease = context_->slots->acquire(support::Clock::now() + context_->limits.compileTimeout);
+  auto lease = acquireSlot(support::Clock::now() + context_->limits.compileTimeout);
   // Nothing reached clang, but an agent that retries would only wait again
   // behind the same busy compilers while this one holds a clang, its
   // directory and a --max-episodes place: the episode ends here.
@@ -208,7 +234,10 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   if (!policy.ok())
     return fail(policy.error());
   session_.reset(); // Removes the compile's directory.
-  const Result<ModuleScore>& baseline = baseline_.future.get();
+  auto awaited = awaitBaseline();
+  if (!awaited.ok())
+    return fail(awaited.error());
+  const Result<ModuleScore>& baseline = **awaited;
   if (!baseline.ok())
     return fail(baseline.error());
 

@@ -40,13 +40,19 @@ public:
 
   /// Starts clang and waits for its first decision request. The error
   /// names the episode and module.
-  Status start(StepResult& result);
+  ///
+  /// `stop` (start, step, finishStep): the caller's interrupt check for
+  /// this call (support/interrupt.h), asked at least every
+  /// kInterruptSlice while the call waits (for a job slot, the compiler or
+  /// the baseline); a yes ends the episode with kInterrupted. Null = none.
+  Status start(StepResult& result, const support::InterruptCheck* stop = nullptr);
   /// Validates and sends `action`, then waits for the next request or the
   /// end. On kInvalidArgument nothing happened; on any other error the
   /// episode is over, its compiler killed and its directory removed; that
   /// includes kTimeout "no job slot became free in time" (no free job slot
   /// within the compile timeout).
-  Status step(const ActionValue& action, StepResult& result);
+  Status step(const ActionValue& action, StepResult& result,
+              const support::InterruptCheck* stop = nullptr);
   /// The non-blocking halves of step() (Environment::beginStep):
   /// beginStep() sends `action` only if nothing on the way may wait (a job
   /// slot free now, no truncation due, a session with a streamFd); it then
@@ -56,7 +62,7 @@ public:
   /// finishStep(). Errors as step().
   Result<StepProgress> beginStep(const ActionValue& action, int& fd);
   Result<StepProgress> pollStep(StepResult& result);
-  Status finishStep(StepResult& result);
+  Status finishStep(StepResult& result, const support::InterruptCheck* stop = nullptr);
   /// Kills the compiler; the episode is over.
   void close();
 
@@ -77,6 +83,10 @@ private:
   Status checkHeader();
   void fillObservation(StepResult& result) const;
   Status fail(const Error& error);
+  /// A job slot by `deadline`, asking interrupt_ while it waits.
+  Result<JobSlots::Lease> acquireSlot(support::Deadline deadline);
+  /// The baseline's score, asking interrupt_ while it waits.
+  Result<const Result<ModuleScore>*> awaitBaseline();
 
   EpisodeId id_;
   const corpus::ModuleSpec* module_;
@@ -97,6 +107,9 @@ private:
   uint64_t agentSteps_ = 0;
   uint64_t fallbackSteps_ = 0;
   std::vector<std::byte> advice_;
+  /// The check of the call in progress; the session asks it too (its
+  /// SessionLimits::interrupt points here).
+  support::Interrupt interrupt_;
 };
 
 } // namespace mlgo::env

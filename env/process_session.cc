@@ -62,6 +62,8 @@ private:
   /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
   /// moment to exit, so its exit status can explain the failure.
   Error fail(Error error, bool awaitExit = false);
+  /// Whether the owner asked the call in progress to stop.
+  bool interrupted() const { return limits_.interrupt != nullptr && limits_.interrupt->requested(); }
   /// The compile timeout's deadline for a wait that began at `since`.
   support::Deadline deadline(support::Clock::time_point since = support::Clock::now()) const;
   void chargeWait(support::Clock::time_point since) {
@@ -170,6 +172,8 @@ Status ProcessSession::waitForStream(support::Clock::time_point since) {
     support::Deadline until = limit;
     if (process_->exitFd() < 0)
       until = std::min(limit, support::Clock::now() + milliseconds(5));
+    if (limits_.interrupt != nullptr)
+      until = limits_.interrupt->slice(until);
     auto ready = support::waitReadable(fds, until);
     if (!ready.ok())
       return ready.error();
@@ -179,6 +183,11 @@ Status ProcessSession::waitForStream(support::Clock::time_point since) {
       return readStream(/*exited=*/false);
     if ((*ready & 4u) || process_->exitFd() < 0)
       process_->tryReap();
+    if (*ready == 0 && interrupted())
+      return makeError(ErrorCode::kInterrupted,
+                       "{} interrupted while waiting for its next request (after {} "
+                       "observations); killed",
+                       programName(command_), requests_.observations());
     if (*ready == 0 && support::Clock::now() >= limit) {
       if (bytesReceived_ == 0)
         return makeError(ErrorCode::kTimeout,
@@ -269,7 +278,19 @@ Result<CompileReport> ProcessSession::finish() {
   if (!ended_ || finished_)
     return makeError(ErrorCode::kInternal, "finish() needs a session whose stream has ended");
   auto since = support::Clock::now();
-  auto st = process_->waitUntil(deadline());
+  Status st = Status::success();
+  for (;;) {
+    support::Deadline limit = deadline(since);
+    st = process_->waitUntil(limits_.interrupt ? limits_.interrupt->slice(limit) : limit);
+    if (st.ok() || st.error().code() != ErrorCode::kTimeout || support::Clock::now() >= limit)
+      break;
+    if (interrupted()) {
+      chargeWait(since);
+      return fail(makeError(ErrorCode::kInterrupted,
+                            "{} interrupted while waiting for it to finish; killed",
+                            programName(command_)));
+    }
+  }
   chargeWait(since);
   if (!st.ok())
     return fail(makeError(ErrorCode::kTimeout,

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""What an agent loop costs in Python: four ways of running every demo module
-with a trivial policy, two workers at a time, measured side by side in one run.
+"""What an agent loop costs in Python: five ways of running every module of a
+corpus with a trivial policy, two workers at a time, measured side by side in one
+run. Measure on real code (--corpus, e.g. what scripts/make_training_corpus.sh
+builds, -O2 for regalloc): the demo corpus's small modules hide per-step costs.
 
   plain      plain clang compiles of the modules (`mlgo-env trace
              --print-commands`: the corpus recompile commands, no MLGO flags)
@@ -23,7 +25,11 @@ the best runs (which a busy machine disturbs least), and the CPU time of this
 process (Python and the in-process environment) and of the compilers it ran.
 
 Usage: scripts/bench_agent_loop.py [--rounds 3] [--problem inlining|regalloc|all]
+                                   [--corpus DIR | --inlining-corpus DIR --regalloc-corpus DIR]
+                                   [--modules N] [--paths plain,reference,...]
                                    [--mlgo-env build/src/mlgo-env]
+Without a corpus: the bundled demo corpus (-Oz for inlining, -O2 for regalloc).
+--modules N: a seeded sample of N modules (0 = all).
 """
 import argparse
 import io
@@ -200,11 +206,21 @@ def play_vector(vec, modules):
     return time.perf_counter() - start
 
 
+def corpus_for(args, problem):
+    own = args.inlining_corpus if problem == "inlining" else args.regalloc_corpus
+    return own or args.corpus
+
+
 def bench(args, problem):
+    corpus = corpus_for(args, problem)
+    corpus_flag = [f"--corpus={corpus}"] if corpus else []
     text = subprocess.run([args.mlgo_env, "trace", "--print-commands", f"--problem={problem}",
-                           "--sampling-rate=1"], check=True, capture_output=True,
+                           "--sampling-rate=1", *corpus_flag], check=True, capture_output=True,
                           text=True).stdout
     commands = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if args.modules and len(commands) > args.modules:
+        import random
+        commands = random.Random(0).sample(commands, args.modules)
     modules = [c["module"] for c in commands]
     scratch = tempfile.mkdtemp(prefix="mlgo-bench-loop-")
     server = None
@@ -212,14 +228,15 @@ def bench(args, problem):
         cache = os.path.join(scratch, "cache")
         socket_path = os.path.join(scratch, "s.sock")
         server = subprocess.Popen([args.mlgo_env, "serve", f"--problem={problem}", "--jobs=2",
-                                   f"--listen=unix:{socket_path}", f"--cache-dir={cache}"],
+                                   f"--listen=unix:{socket_path}", f"--cache-dir={cache}",
+                                   *corpus_flag],
                                   stderr=subprocess.PIPE, text=True)
         if "listening on" not in server.stderr.readline():
             sys.exit("mlgo-env serve did not start")
         threading.Thread(target=lambda: server.stderr.read(), daemon=True).start()
-        local = [mlgo_env.make(problem, jobs=1, cache_dir=cache) for _ in range(2)]
+        local = [mlgo_env.make(problem, corpus, jobs=1, cache_dir=cache) for _ in range(2)]
         remote = [mlgo_env.make(problem, remote=f"unix:{socket_path}") for _ in range(2)]
-        vector = mlgo_env.make_vec(problem, 2, jobs=2, cache_dir=cache)
+        vector = mlgo_env.make_vec(problem, 2, corpus, jobs=2, cache_dir=cache)
         # Fills the baseline cache (untimed).
         run_workers(modules, lambda w, m: play(local[w], m))
 
@@ -240,6 +257,8 @@ def bench(args, problem):
             "remote": lambda: run_workers(modules, lambda w, m: play(remote[w], m)),
             "vector": lambda: play_vector(vector, modules),
         }
+        paths = {name: run for name, run in paths.items()
+                 if name == "plain" or name in args.paths}
         times = {name: [] for name in paths}
         cpu = {name: [] for name in paths}
         names = list(paths)
@@ -261,7 +280,8 @@ def bench(args, problem):
             server.wait(timeout=60)
         shutil.rmtree(scratch, ignore_errors=True)
     medians = {name: statistics.median(t) for name, t in times.items()}
-    print(f"{problem}: {len(modules)} modules, 2 workers, medians over {args.rounds} rounds "
+    print(f"{problem}: {len(modules)} modules of {corpus or 'the demo corpus'}, 2 workers, "
+          f"medians over {args.rounds} rounds "
           "(cpu: this process / the clangs it reaped; a server's clangs are not ours)")
     for name, median in medians.items():
         best = min(times[name]) / min(times["plain"])
@@ -269,8 +289,10 @@ def bench(args, problem):
         children = statistics.median(c[1] for c in cpu[name])
         print(f"  {name:10} {median:7.2f} s  {median / medians['plain']:5.2f}x plain "
               f"(best/best {best:4.2f}x)  cpu {host:6.2f} s / {children:6.2f} s")
-    print(f"  inprocess / reference: {medians['inprocess'] / medians['reference']:.2f}x; "
-          f"remote / plain: {medians['remote'] / medians['plain']:.2f}x")
+    if "inprocess" in medians and "reference" in medians:
+        print(f"  inprocess / reference: {medians['inprocess'] / medians['reference']:.2f}x")
+    if "remote" in medians:
+        print(f"  remote / plain: {medians['remote'] / medians['plain']:.2f}x")
     return medians
 
 
@@ -280,7 +302,14 @@ def main():
     parser.add_argument("--mlgo-env", default=DEFAULT_EXE)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--problem", default="all", choices=["all", "inlining", "regalloc"])
+    parser.add_argument("--corpus", help="corpus for every problem (default: the demo corpus)")
+    parser.add_argument("--inlining-corpus", help="corpus for inlining (e.g. built at -Oz)")
+    parser.add_argument("--regalloc-corpus", help="corpus for regalloc (e.g. built at -O2)")
+    parser.add_argument("--modules", type=int, default=0, help="a seeded sample of N modules")
+    parser.add_argument("--paths", default="reference,inprocess,remote,vector",
+                        help="comma-separated paths to run beside plain")
     args = parser.parse_args()
+    args.paths = set(args.paths.split(","))
     for problem in (["inlining", "regalloc"] if args.problem == "all" else [args.problem]):
         bench(args, problem)
 

@@ -6,16 +6,21 @@
 /// Python here: module.cc converts, releases the GIL around these calls and
 /// supplies `stop`, which reports a pending Ctrl-C.
 ///
-/// Interruption: while a batch waits, `stop()` is called every ~50 ms; once
-/// it returns true the compilers of the batch's in-flight steps are killed
-/// (SIGKILL to the pid read just before the step; the compiler is not reaped
-/// before the step returns, so the pid cannot have been reused), the batch
-/// finishes with their errors, and every episode the batch touched is
-/// closed. Resets in flight are let finish (clang's first request or a
-/// module without decisions comes quickly) and their episodes closed.
-/// `interrupted()` on the returned batch says whether that happened.
+/// Threads: a lone reset or step (the agent loop's hot path) runs on the
+/// calling thread: no hand-off, no wake-up beyond clang's own. A batch runs
+/// on the calling thread and pool threads, the caller taking a share
+/// (parallel_for.h). One call at a time (the module holds the GIL to start
+/// one).
 ///
-/// Threads: one call at a time (the module holds the GIL to start one).
+/// Interruption, with no thread watching: the calling thread's environment
+/// calls get an interrupt check (support/interrupt.h) that asks `stop()`
+/// whenever the call has waited kInterruptSlice (50 ms) with nothing
+/// arriving; pool threads' calls get one that reads a flag the caller sets
+/// when `stop()` says yes (also asked every 50 ms while the caller waits
+/// for the pool once its own share is done). So within ~50 ms of Ctrl-C
+/// every call of the batch gives up (kInterrupted; its compiler killed and
+/// reaped), every episode the batch touched is closed, and the batch's
+/// `interrupted` says so.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_PYTHON_CORE_ENVIRONMENT_H

@@ -13,18 +13,30 @@ ParallelFor::~ParallelFor() {
     thread.join();
 }
 
-void ParallelFor::run(size_t n, const std::function<void(size_t)>& body,
-                      const std::function<void()>& poll, std::chrono::milliseconds pollEvery) {
+void ParallelFor::run(size_t n, const Body& body, const std::function<void()>& poll,
+                      std::chrono::milliseconds pollEvery) {
   if (n == 0)
     return;
+  if (n == 1) { // The common lone call: no lock, no pool, no wake-up.
+    body(0, true);
+    return;
+  }
   std::unique_lock lock(mutex_);
-  while (threads_.size() < n && threads_.size() < kMaxThreads)
+  while (threads_.size() < n - 1 && threads_.size() < kMaxThreads)
     threads_.emplace_back([this] { worker(); });
   body_ = &body;
   next_ = 0;
   total_ = n;
   finished_ = 0;
   work_.notify_all();
+  // The calling thread takes its share before it waits.
+  while (next_ < total_) {
+    size_t index = next_++;
+    lock.unlock();
+    body(index, true);
+    lock.lock();
+    ++finished_;
+  }
   while (finished_ < total_) {
     if (done_.wait_for(lock, pollEvery, [&] { return finished_ >= total_; }))
       break;
@@ -45,7 +57,7 @@ void ParallelFor::worker() {
     size_t index = next_++;
     const auto* body = body_;
     lock.unlock();
-    (*body)(index);
+    (*body)(index, false);
     lock.lock();
     if (++finished_ == total_)
       done_.notify_one();

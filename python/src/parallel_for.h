@@ -2,13 +2,21 @@
 ///
 /// \file
 /// A small persistent thread pool for the Python core. `run(n, body, poll)`
-/// calls body(0..n-1) on pool threads, one thread per index (the pool grows
-/// to the largest batch seen, up to kMaxThreads; beyond that indices queue),
-/// and returns once every call has finished. While it waits, the calling
-/// thread wakes every `pollEvery` and calls `poll()`, which is how the
-/// module checks for Ctrl-C with the GIL re-acquired (see module.cc); run()
-/// still waits for every body to finish, so `poll` must make them finish
-/// (kill their compilers) when it wants to stop early.
+/// calls body(0..n-1), one thread per index: the calling thread takes
+/// indices itself and pool threads take the others (the pool grows to the
+/// largest batch seen minus one, up to kMaxThreads; beyond that indices
+/// queue). So run(1, ...) never leaves the calling thread: a lone call
+/// costs no hand-off (two cross-thread wake-ups, ~25-30 us each on a 2-core
+/// VM) and no pool thread is ever started for it.
+///
+/// run() returns once every call has finished. Once the calling thread has
+/// no index left to run, it waits for the others, waking every `pollEvery`
+/// to call `poll()` (how the module checks for Ctrl-C with the GIL
+/// re-acquired, see module.cc); `poll` must make the bodies finish when it
+/// wants to stop early. While the calling thread runs a body, nobody calls
+/// poll(): a body that may wait long checks for itself (`onCaller` tells it
+/// whether it runs on the calling thread; CoreEnvironment hands that body
+/// the interrupt check).
 ///
 /// Threads: one run() at a time per ParallelFor (callers serialise; the
 /// module does under the GIL). body must not throw. The destructor joins
@@ -37,8 +45,10 @@ public:
   ParallelFor(const ParallelFor&) = delete;
   ParallelFor& operator=(const ParallelFor&) = delete;
 
-  void run(size_t n, const std::function<void(size_t)>& body,
-           const std::function<void()>& poll, std::chrono::milliseconds pollEvery);
+  /// body(index, onCaller).
+  using Body = std::function<void(size_t, bool)>;
+  void run(size_t n, const Body& body, const std::function<void()>& poll,
+           std::chrono::milliseconds pollEvery);
 
 private:
   void worker();
@@ -47,7 +57,7 @@ private:
   std::condition_variable work_;
   std::condition_variable done_;
   std::vector<std::thread> threads_;
-  const std::function<void(size_t)>* body_ = nullptr;
+  const Body* body_ = nullptr;
   size_t next_ = 0;      ///< Next index to hand out.
   size_t total_ = 0;     ///< Indices in the current batch.
   size_t finished_ = 0;  ///< Indices whose body returned.

@@ -129,3 +129,41 @@ def test_ctrl_c_ends_cleanly_without_compilers_left():
         for pid in processes_naming(scratch):
             os.kill(pid, signal.SIGKILL)
         subprocess.run(["rm", "-rf", scratch], check=False)
+
+
+# A lone step runs on the calling thread (no pool thread watches it): Ctrl-C must
+# still end it promptly while clang is stopped, and leave no compiler behind.
+LONE_STEP_INTERRUPTED = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import mlgo_env
+    env = mlgo_env.make("inlining", disk_cache=False, temp_dir=sys.argv[1])
+    obs, info = env.reset(options={"module": "bignum.o"})
+    os.kill(env.backend.compiler_pid(env.episode), signal.SIGSTOP)
+    sent = []
+    def interrupt_soon():
+        time.sleep(0.3)
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt_soon, daemon=True).start()
+    try:
+        env.step(0)
+        print("step returned", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted after %.3f" % (time.monotonic() - sent[0]), flush=True)
+""")
+
+
+def test_ctrl_c_ends_a_lone_step_waiting_on_a_stopped_clang_within_200ms():
+    scratch = tempfile.mkdtemp(prefix="mlgo-pytest-lone-")
+    try:
+        done = subprocess.run([sys.executable, "-c", LONE_STEP_INTERRUPTED, scratch],
+                              capture_output=True, text=True, timeout=60, env=dict(os.environ))
+        assert done.stdout.startswith("interrupted after"), done.stdout + done.stderr
+        assert float(done.stdout.split()[-1]) < 0.2, done.stdout
+        assert wait_for(lambda: not processes_naming(scratch), 10), \
+            f"compilers left: {processes_naming(scratch)}"
+        assert os.listdir(scratch) == []
+    finally:
+        for pid in processes_naming(scratch):
+            os.kill(pid, signal.SIGKILL)
+        subprocess.run(["rm", "-rf", scratch], check=False)

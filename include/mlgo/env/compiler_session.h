@@ -44,6 +44,7 @@
 
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/cleanup_scope.h"
+#include "mlgo/support/interrupt.h"
 #include "mlgo/support/subprocess.h"
 #include "mlgo/support/temp_dir.h"
 
@@ -90,6 +91,11 @@ struct SessionLimits {
   /// CompilerDriver that starts no process through `spawner` must make its
   /// waits return within milliseconds once it is true (compiler_driver.h).
   const std::atomic<bool>* cancel = nullptr;
+  /// The owner's per-call stop request (support/interrupt.h); null = none.
+  /// When armed, every wait of the session slices and asks it, and a yes
+  /// fails the session with kInterrupted (the compiler is killed). Must
+  /// outlive the session; used by the thread calling the session.
+  support::Interrupt* interrupt = nullptr;
 };
 
 enum class SessionEvent : uint8_t {

@@ -58,6 +58,7 @@
 #include "mlgo/corpus/sampler.h"
 #include "mlgo/env/problem.h"
 #include "mlgo/protocol/tensor_spec.h"
+#include "mlgo/support/interrupt.h"
 
 #include <chrono>
 #include <cstdint>
@@ -250,10 +251,20 @@ public:
   support::CleanupScope& cleanupScope() const;
 
   /// Starts an episode (see the file comment).
-  Result<ResetResult> reset(const ResetRequest& request);
+  ///
+  /// `stop` (reset, step, finishStep): a check the call asks at least every
+  /// support::kInterruptSlice while it waits (for a job slot, clang, the
+  /// default compile), on the calling thread (support/interrupt.h). Once
+  /// it returns true the call stops within a slice: the episode fails with
+  /// kInterrupted and its compiler is killed and reaped. Null = no check
+  /// (the waits then never wake early). The check must not call into this
+  /// Environment's episode.
+  Result<ResetResult> reset(const ResetRequest& request,
+                            const support::InterruptCheck* stop = nullptr);
   /// Answers the episode's pending decision with `action`; `result` gets
   /// the next request or the final outcome. Reuses `result`'s buffers.
-  Status step(EpisodeId episode, const ActionValue& action, StepResult& result);
+  Status step(EpisodeId episode, const ActionValue& action, StepResult& result,
+              const support::InterruptCheck* stop = nullptr);
   /// step() split for hosts that wait on many compilers from one thread
   /// (the server's I/O threads), none of the three calls waiting for a
   /// compiler or a job slot (only for the episode's lock, held by other
@@ -275,7 +286,8 @@ public:
   /// kBusy. Errors end the episode as they do for step().
   Result<StepProgress> beginStep(EpisodeId episode, const ActionValue& action, int& fd);
   Result<StepProgress> pollStep(EpisodeId episode, StepResult& result);
-  Status finishStep(EpisodeId episode, StepResult& result);
+  Status finishStep(EpisodeId episode, StepResult& result,
+                    const support::InterruptCheck* stop = nullptr);
   /// Ends an episode early, killing its compiler. kNotFound if unknown.
   Status close(EpisodeId episode);
 

@@ -35,6 +35,7 @@ enum class ErrorCode {
   kUnsupported,     ///< The request is valid but this build/clang cannot do it.
   kBusy,            ///< A configured limit is reached (open episodes, queue); retry later.
   kInternal,        ///< A broken invariant of our own.
+  kInterrupted,     ///< The caller asked a blocking call to stop (support/interrupt.h).
 };
 
 /// A failure: what category, and a message naming the problem.
