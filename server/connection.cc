@@ -15,7 +15,7 @@ Connection::Connection(Strand strand, Dispatcher& dispatcher, FairExecutor& exec
                        ConnectionLimits limits, uint64_t id, std::string peer, OnClosed onClosed)
     : strand_(std::move(strand)), dispatcher_(dispatcher), executor_(executor), limits_(limits),
       id_(id), peer_(std::move(peer)), onClosed_(std::move(onClosed)), idleTimer_(strand_),
-      shutdownTimer_(strand_) {}
+      shutdownTimer_(strand_), patience_(strand_) {}
 
 void Connection::start() {
   asio::dispatch(strand_, [self = shared_from_this()] {
@@ -240,6 +240,8 @@ void Connection::onPeerGone(const char* why) {
   closed_ = true;
   lines_.clear();
   idleTimer_.cancel();
+  patience_.cancel();
+  dropWatch();
   if (!writing_ && writes_.empty())
     closeTransportOnce(); // Else once the last response is written.
   size_t open = episodes_.size();

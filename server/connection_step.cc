@@ -4,6 +4,21 @@
 /// step runs on the strand while nothing waits, and goes to the executor
 /// as soon as something may.
 ///
+/// Per step, in the common case (the agent steps the episode it stepped
+/// last), the strand does no more than: parse, queue a wait on the
+/// episode's compiler stream (already registered with the io_context),
+/// write the action, and, once the stream is readable, read the request and
+/// write the reply. The registration (a dup() of the stream descriptor) is
+/// kept from step to step (CompilerWatch), and one patience timer per
+/// connection, armed at most once per kStepPatience, watches the wait; so a
+/// step costs no descriptor, epoll or timer system call of its own.
+///
+/// Why the wait is queued before the action is written: the reactor
+/// watches descriptors edge-triggered, and a wait queued after the
+/// compiler's answer arrived would miss that edge. On a fresh registration
+/// (first step of an episode) the kernel reports a descriptor that is
+/// already readable, so that one is queued after the write.
+///
 //===----------------------------------------------------------------------===//
 #include "mlgo/server/connection.h"
 
@@ -14,57 +29,119 @@ namespace mlgo::server {
 namespace asio = boost::asio;
 using StepTurn = Dispatcher::StepTurn;
 
-/// One wait for a compiler's next request: a dup() of its stream
-/// descriptor registered with the io_context (closed, and so deregistered,
-/// when the wait ends) and the patience timer that hands the wait to a
-/// worker.
-struct Connection::StepWait {
-  StepWait(const Strand& strand, int fd, std::shared_ptr<Dispatcher::PendingStep> call,
-           StepDone done)
-      : stream(strand, fd), patience(strand), call(std::move(call)), done(std::move(done)) {}
+/// The registered dup() of one episode's compiler stream (closed, and so
+/// deregistered, when dropped; never the environment's own descriptor,
+/// which it may close at any time and whose number may be reused).
+struct Connection::CompilerWatch {
+  CompilerWatch(const Strand& strand, env::EpisodeId episode, int fd)
+      : episode(episode), stream(strand, fd) {}
+  env::EpisodeId episode;
   asio::posix::stream_descriptor stream;
-  asio::steady_timer patience;
+};
+
+/// One lone step waiting for its compiler's next request.
+struct Connection::StepWait {
+  StepWait(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done)
+      : call(std::move(call)), done(std::move(done)) {}
   std::shared_ptr<Dispatcher::PendingStep> call;
   StepDone done;
-  bool over = false; ///< Answered or handed to a worker.
+  std::shared_ptr<CompilerWatch> watch;
+  std::chrono::steady_clock::time_point since;
+  bool over = false; ///< Answered, handed to a worker or abandoned.
 };
+
+namespace {
+
+/// The episode a step request names, if it names one.
+std::optional<env::EpisodeId> steppedEpisode(const protocol::rpc::Request& request) {
+  auto id = request.params.getInteger("episode");
+  if (!id || *id < 0)
+    return std::nullopt;
+  return static_cast<env::EpisodeId>(*id);
+}
+
+} // namespace
 
 void Connection::startStep(const protocol::rpc::Request& request, StepDone done) {
   auto call = std::make_shared<Dispatcher::PendingStep>();
+  auto wait = std::make_shared<StepWait>(call, std::move(done));
+  auto episode = steppedEpisode(request);
+  // Queued before the action reaches the compiler (see the file comment).
+  if (watch_ && episode && *episode == watch_->episode)
+    armStepWait(wait, watch_);
   std::string reply;
-  switch (dispatcher_.beginStep(request, episodes_, *call, reply)) {
-  case StepTurn::kReplied: done(std::move(reply)); return;
-  case StepTurn::kWaiting: waitForCompiler(std::move(call), std::move(done)); return;
-  case StepTurn::kBlocking: finishStepOnWorker(std::move(call), std::move(done)); return;
+  StepTurn turn = dispatcher_.beginStep(request, episodes_, *call, reply);
+  if (turn != StepTurn::kWaiting && wait->watch)
+    abandonStepWait(*wait); // Nothing reached the compiler, or a worker takes it.
+  switch (turn) {
+  case StepTurn::kReplied: wait->done(std::move(reply)); return;
+  case StepTurn::kBlocking: finishStepOnWorker(std::move(call), std::move(wait->done)); return;
+  case StepTurn::kWaiting: break;
   }
+  if (!wait->watch) {
+    // Our own descriptor: the episode may close its own at any time (closed
+    // by another thread), and a descriptor number must never be
+    // deregistered after it was reused.
+    int fd = ::fcntl(call->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      finishStepOnWorker(std::move(call), std::move(wait->done));
+      return;
+    }
+    watch_ = std::make_shared<CompilerWatch>(strand_, call->episode, fd);
+    armStepWait(wait, watch_);
+  }
+  wait->since = std::chrono::steady_clock::now();
+  waiting_ = wait;
+  armPatience(wait->since + kStepPatience);
 }
 
-void Connection::waitForCompiler(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done) {
-  // Our own descriptor: the episode may close its own at any time (closed
-  // by another thread), and a descriptor number must never be deregistered
-  // after it was reused.
-  int fd = ::fcntl(call->fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) {
-    finishStepOnWorker(std::move(call), std::move(done));
+void Connection::armStepWait(std::shared_ptr<StepWait> wait, std::shared_ptr<CompilerWatch> watch) {
+  wait->watch = watch;
+  watch->stream.async_wait(asio::posix::stream_descriptor::wait_read,
+                           [self = shared_from_this(), wait = std::move(wait)](
+                               boost::system::error_code ec) { self->onCompilerReadable(wait, ec); });
+}
+
+void Connection::abandonStepWait(StepWait& wait) {
+  wait.over = true;
+  boost::system::error_code ignored;
+  wait.watch->stream.cancel(ignored); // Its handler sees `over` and returns.
+  wait.watch.reset();
+}
+
+void Connection::dropWatch() {
+  if (!watch_)
+    return;
+  boost::system::error_code ignored;
+  watch_->stream.close(ignored);
+  watch_.reset();
+}
+
+void Connection::armPatience(std::chrono::steady_clock::time_point at) {
+  if (patienceArmed_)
+    return; // It fires at an earlier time and re-arms for the wait then current.
+  patienceArmed_ = true;
+  patience_.expires_at(at);
+  patience_.async_wait([self = shared_from_this()](boost::system::error_code) {
+    self->patienceArmed_ = false;
+    self->onPatience();
+  });
+}
+
+void Connection::onPatience() {
+  std::shared_ptr<StepWait> wait = waiting_;
+  if (!wait || wait->over)
+    return; // No step waits: the timer sleeps until the next one.
+  auto due = wait->since + kStepPatience;
+  if (std::chrono::steady_clock::now() < due) {
+    armPatience(due);
     return;
   }
-  auto wait = std::make_shared<StepWait>(strand_, fd, std::move(call), std::move(done));
-  wait->patience.expires_after(kStepPatience);
-  wait->patience.async_wait([self = shared_from_this(), wait](boost::system::error_code ec) {
-    if (ec || wait->over)
-      return;
-    wait->over = true;
-    wait->stream.close();
-    self->finishStepOnWorker(wait->call, wait->done);
-  });
-  armStepWait(std::move(wait));
-}
-
-void Connection::armStepWait(std::shared_ptr<StepWait> wait) {
-  auto& stream = wait->stream;
-  stream.async_wait(asio::posix::stream_descriptor::wait_read,
-                    [self = shared_from_this(), wait = std::move(wait)](
-                        boost::system::error_code ec) { self->onCompilerReadable(wait, ec); });
+  // The compiler takes long: a worker waits for it, enforcing its timeout.
+  waiting_.reset();
+  abandonStepWait(*wait);
+  dropWatch();
+  finishStepOnWorker(wait->call, wait->done);
 }
 
 void Connection::onCompilerReadable(std::shared_ptr<StepWait> wait, boost::system::error_code ec) {
@@ -74,16 +151,18 @@ void Connection::onCompilerReadable(std::shared_ptr<StepWait> wait, boost::syste
   // A failed wait (never expected) is the worker's to sort out.
   StepTurn turn = ec ? StepTurn::kBlocking : dispatcher_.pollStep(*wait->call, episodes_, reply);
   if (turn == StepTurn::kWaiting) {
-    armStepWait(std::move(wait));
+    armStepWait(wait, wait->watch);
     return;
   }
   wait->over = true;
-  wait->patience.cancel();
-  wait->stream.close();
-  if (turn == StepTurn::kReplied)
+  waiting_.reset();
+  wait->watch.reset();
+  if (turn == StepTurn::kReplied) {
     wait->done(std::move(reply));
-  else
-    finishStepOnWorker(wait->call, wait->done);
+    return;
+  }
+  dropWatch(); // The compile is ending: the episode will not be stepped again.
+  finishStepOnWorker(wait->call, wait->done);
 }
 
 void Connection::finishStepOnWorker(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done) {

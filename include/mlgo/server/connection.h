@@ -35,7 +35,10 @@
 ///   descriptor is waited on by the io_context, and the next request is
 ///   read and answered from the strand when it arrives. So the common step
 ///   costs the same four wake-ups as a bare relay (agent -> server ->
-///   compiler -> server -> agent) instead of six. Whatever may wait goes to
+///   compiler -> server -> agent) instead of six, and no system call beyond
+///   the reads and writes themselves: the episode's stream stays registered
+///   from step to step and one patience timer per connection watches the
+///   wait (connection_step.cc). Whatever may wait goes to
 ///   the FairExecutor: a step that cannot start at once (no job slot free,
 ///   truncation due), the end of a compile (clang exiting, scoring, the
 ///   baseline), and a compiler that takes longer than kStepPatience to
@@ -137,9 +140,13 @@ private:
   // A lone step in turns (connection_step.cc).
   using StepDone = std::function<void(std::string reply)>;
   struct StepWait;
+  struct CompilerWatch;
   void startStep(const protocol::rpc::Request& request, StepDone done);
-  void waitForCompiler(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done);
-  void armStepWait(std::shared_ptr<StepWait> wait);
+  void armStepWait(std::shared_ptr<StepWait> wait, std::shared_ptr<CompilerWatch> watch);
+  void abandonStepWait(StepWait& wait);
+  void dropWatch();
+  void armPatience(std::chrono::steady_clock::time_point at);
+  void onPatience();
   void onCompilerReadable(std::shared_ptr<StepWait> wait, boost::system::error_code ec);
   void finishStepOnWorker(std::shared_ptr<Dispatcher::PendingStep> call, StepDone done);
 
@@ -168,6 +175,16 @@ private:
   std::atomic<bool> expiryQueued_{false}; ///< An expireIdle task waits in the executor.
   boost::asio::steady_timer idleTimer_;
   boost::asio::steady_timer shutdownTimer_;
+  /// The compiler stream of the episode stepped last, kept registered from
+  /// step to step (at most one descriptor per connection; dropped when its
+  /// compile ends, when another episode is stepped, or with the connection).
+  std::shared_ptr<CompilerWatch> watch_;
+  /// The lone step waiting for its compiler, if any (one line at a time).
+  std::shared_ptr<StepWait> waiting_;
+  /// Hands a wait longer than kStepPatience to a worker; armed only while a
+  /// step waits, at most once per kStepPatience.
+  boost::asio::steady_timer patience_;
+  bool patienceArmed_ = false;
 };
 
 /// A Connection over any Asio stream socket or descriptor.
