@@ -302,10 +302,11 @@ Result<BuildCaptureSummary> captureBuild(const BuildCaptureOptions& options) {
   MLGO_TRY(records);
   summary.compiles = records->entries.size();
   summary.vanished = records->vanished;
-  if (summary.compiles == 0) {
+  if (summary.compiles == 0) { // Nothing to write: an earlier corpus there stays as it was.
     std::error_code ec;
     summary.hints = detail::explainNothingCaught(
         {options.command, fs::current_path(ec), summary.buildExitCode, summary.vanished});
+    return summary;
   }
 
   summary.database = options.extract.outputDir / "compile_commands.json";

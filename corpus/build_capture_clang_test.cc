@@ -260,6 +260,7 @@ TEST(CaptureBuild, NothingCaughtSaysWhy) {
   EXPECT_TRUE(fs::exists(dir / "obj/a.o")); // The build did compile, unseen.
   EXPECT_EQ(absolute->compiles, 0u);
   EXPECT_TRUE(absolute->extract.modules.empty());
+  EXPECT_FALSE(fs::exists(dir / "corpus/corpus_description.json"));
   EXPECT_THAT(absolute->hints,
               Contains(AllOf(HasSubstr((dir / "Makefile").string()),
                              HasSubstr(fmt::format("by absolute path ({})", MLGO_CLANG)))));
@@ -272,8 +273,14 @@ TEST(CaptureBuild, NothingCaughtSaysWhy) {
   Result<BuildCaptureSummary> upToDate = captureMake(again.path());
   ASSERT_TRUE(upToDate.ok()) << upToDate.error().message();
   EXPECT_EQ(upToDate->compiles, 0u);
+  EXPECT_TRUE(upToDate->database.empty());
   EXPECT_THAT(upToDate->hints, Contains(HasSubstr("up to date")));
-  EXPECT_THAT(upToDate->hints, Not(Contains(HasSubstr("by absolute path ("))));
+  // The first run's corpus stays as it was.
+  Result<Corpus> kept = Corpus::open(again / "corpus");
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_EQ(kept->modules().size(), 6u);
+  EXPECT_TRUE(fs::exists(again / "corpus/compile_commands.json"));
+  EXPECT_THAT(upToDate->hints, Not(Contains(HasSubstr("names a compiler by absolute path"))));
 }
 
 TEST(CaptureBuild, BadInput) {

@@ -124,9 +124,10 @@ std::vector<std::string> foundInBuild(const BuildOutcome& outcome, bool& absolut
   for (const fs::path& dir : buildDirs(outcome)) {
     std::error_code ec;
     bool cmake = fs::exists(dir / "CMakeCache.txt", ec);
-    if (cmake)
+    if (cmake) {
       hints.push_back(cmakeHint(dir / "CMakeCache.txt"));
-    else if (fs::exists(dir / "build.ninja", ec))
+      absoluteSeen = true; // Said there: CMake calls them by absolute path.
+    } else if (fs::exists(dir / "build.ninja", ec))
       hints.push_back(fmt::format(
           "{}: generated before (Meson, GN, ...), with its compilers written in: generate a "
           "fresh build directory inside the command",

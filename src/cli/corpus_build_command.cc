@@ -31,22 +31,24 @@ struct BuildOptions {
 };
 
 int report(const corpus::BuildCaptureSummary& summary, const corpus::ExtractOptions& extract) {
-  fmt::print("recorded {} compiles into {}", summary.compiles, summary.database.string());
+  fmt::print("recorded {} compiles", summary.compiles);
+  if (!summary.database.empty())
+    fmt::print(" into {}", summary.database.string());
   if (summary.vanished)
     fmt::print(" (left out: {} compiles whose source or directory is gone, e.g. configure "
                "checks)",
                summary.vanished);
   fmt::print("\n");
-  printExtractSummary(summary.extract, extract);
   if (summary.compiles == 0) {
     fmt::print(stderr,
                "mlgo-env corpus: error: the build compiled nothing through the wrappers (CC, CXX "
-               "and the compiler names put first on PATH), so the corpus is empty. Likely "
+               "and the compiler names put first on PATH); no corpus was written. Likely "
                "reasons:\n");
     for (const std::string& hint : summary.hints)
       fmt::print(stderr, "  - {}\n", hint);
     return 1;
   }
+  printExtractSummary(summary.extract, extract);
   if (summary.buildExitCode != 0) {
     fmt::print(stderr,
                "mlgo-env corpus: error: the build failed (exit code {}); the corpus holds "

@@ -144,6 +144,7 @@ class CorpusCli(unittest.TestCase):
         self.assertIn("the build compiled nothing through the wrappers", out.stderr)
         self.assertIn(f"Makefile names a compiler by absolute path ({clang})", out.stderr)
         self.assertIn("up to date", out.stderr)
+        self.assertFalse((self.dir / "corpus/corpus_description.json").exists())
         self.assertFalse((self.dir / "corpus/.mlgo-corpus-build").exists())
 
     def test_interrupted_build_leaves_no_wrappers(self):

@@ -34,10 +34,12 @@
 /// (one entry per compile, sorted), minus compiles whose source or working
 /// directory no longer exists (configure-time checks, e.g. CMake's
 /// TryCompile scratch directories), and extractCorpus runs on it with the
-/// given options. When nothing was recorded, `hints` says why that may be
-/// (what was found first: a build that failed, a CMakeCache.txt or a
-/// build.ninja configured before, a Makefile, build.ninja or command naming
-/// a compiler by absolute path; then the usual reasons). The build's own
+/// given options. When nothing was recorded, neither is written (a corpus
+/// an earlier run left in the output directory stays as it was) and
+/// `hints` says why that may be (what was found first: a build that failed,
+/// a CMakeCache.txt or a build.ninja configured before, a Makefile,
+/// build.ninja or command naming a compiler by absolute path; then the
+/// usual reasons). The build's own
 /// output goes to this process's stdout/stderr; it runs in this process's
 /// process group, so a Ctrl-C at the terminal reaches it as usual.
 ///
@@ -99,6 +101,8 @@ struct BuildCaptureSummary {
   int buildExitCode = 0;    ///< 0 when the build succeeded.
   std::size_t compiles = 0; ///< Compiles recorded (and in the database).
   std::size_t vanished = 0; ///< Compiles dropped: their source or directory is gone.
+  /// The database written; empty when nothing was recorded (then neither
+  /// the database nor the corpus is written, and `extract` is empty).
   std::filesystem::path database;
   ExtractSummary extract;
   /// Set when `compiles` is 0: why nothing may have come through the
