@@ -299,6 +299,17 @@ TEST(CaptureBuild, BadInput) {
   EXPECT_EQ(noCompiler.error().code(), ErrorCode::kNotFound);
   EXPECT_THAT(noCompiler.error().message(), HasSubstr("no-such-clang"));
 
+  // A compiler inside the scratch directory (a PATH left from another run)
+  // would be deleted under the build.
+  fs::path stale = dir / "corpus/.mlgo-corpus-build/bin/gcc";
+  writeFile(stale, "#!/bin/sh\n");
+  fs::permissions(stale, fs::perms::owner_all);
+  options.cc = stale;
+  Result<BuildCaptureSummary> inside = captureBuild(options);
+  ASSERT_FALSE(inside.ok());
+  EXPECT_EQ(inside.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(inside.error().message(), HasSubstr("inside the scratch directory"));
+
   options.cc = MLGO_CLANG;
   options.command = {"no-such-build-tool-xyz"};
   Result<BuildCaptureSummary> noTool = captureBuild(options);

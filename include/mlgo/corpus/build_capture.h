@@ -39,9 +39,9 @@
 /// `hints` says why that may be (what was found first: a build that failed,
 /// a CMakeCache.txt or a build.ninja configured before, a Makefile,
 /// build.ninja or command naming a compiler by absolute path; then the
-/// usual reasons). The build's own
-/// output goes to this process's stdout/stderr; it runs in this process's
-/// process group, so a Ctrl-C at the terminal reaches it as usual.
+/// usual reasons). The build's own output goes to this process's
+/// stdout/stderr; it runs in this process's process group, so a Ctrl-C at
+/// the terminal reaches it as usual.
 ///
 /// Files and cleanup: everything lives in `<output>/.mlgo-corpus-build/`
 /// (`cc` and `c++`, the wrappers; `bin/`, the 452 shim entries;
@@ -50,8 +50,11 @@
 /// returns, whatever the outcome. With `cleanup` set it is registered there
 /// too, so an interruption that runs CleanupScope::cleanup() (the command
 /// line's Ctrl-C handling) removes it; a process killed outright leaves it
-/// to the next run into the same output directory. The database and the
-/// corpus stay.
+/// to the next run into the same output directory. A signal sent to this
+/// process alone (not to its group) does not stop the build: it runs on
+/// without the directory, its compiles through CC/CXX failing and those
+/// through the shim names going to the compilers further along PATH. The
+/// database and the corpus stay.
 ///
 /// Bounds and limits: one capture per output directory at a time; records
 /// take one file per compile (~the compile's argv) until the build ends;
@@ -70,20 +73,20 @@
 #include "mlgo/corpus/extract.h"
 #include "mlgo/support/result.h"
 
-namespace mlgo::support {
-class CleanupScope;
-}
-
 #include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+namespace mlgo::support {
+class CleanupScope;
+}
+
 namespace mlgo::corpus {
 
 struct BuildCaptureOptions {
-  /// The build command (argv; argv[0] searched in PATH). Runs in the
-  /// current working directory.
+  /// The build command (argv; a bare argv[0] is looked up in the build's
+  /// PATH, the shims first). Runs in the current working directory.
   std::vector<std::string> command;
   /// The real compilers the wrappers run (a bare name is looked up in this
   /// process's PATH, before the shims are put in front).

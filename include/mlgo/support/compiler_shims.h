@@ -27,8 +27,8 @@
 ///
 /// Layout: two POSIX sh scripts, `.mlgo-shim-c` and `.mlgo-shim-c++`, each
 /// `exec <command> "$@"` (the command's words single-quoted); every name is
-/// a relative symlink to one of them. A shim adds one `sh` start (~1 ms) to
-/// a compile.
+/// a relative symlink to one of them. A shim adds one `sh` start to each
+/// compile it runs, as much as a small sh wrapper costs itself.
 ///
 /// No recursion: the first word of each command must be an absolute path
 /// (resolve it before the build's PATH changes), and it must not lie inside
