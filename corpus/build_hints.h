@@ -28,8 +28,8 @@ struct BuildOutcome {
 ///   - compiles were caught, but all in directories now gone;
 ///   - DIR/CMakeCache.txt: configured before, with these compilers;
 ///   - DIR/build.ninja generated before (no CMakeCache.txt beside it);
-///   - FILE (Makefile, makefile, GNUmakefile, build.ninja,
-///     CMakeFiles/rules.ninja) or the command names a compiler by absolute
+///   - FILE (Makefile, makefile, GNUmakefile, build.ninja; not in a CMake
+///     directory, said above) or the command names a compiler by absolute
 ///     path (a path whose last part is a shimmed name, compiler_shims.h);
 ///   - the general reasons: an up-to-date build, absolute compiler paths,
 ///     a compiler server started outside the build.
