@@ -1,8 +1,12 @@
 //===- corpus/build_capture.cc - a corpus from a build --------------------===//
 #include "mlgo/corpus/build_capture.h"
 
+#include "build_hints.h"
 #include "compile_entry.h"
 #include "file_util.h"
+
+#include "mlgo/support/cleanup_scope.h"
+#include "mlgo/support/compiler_shims.h"
 
 #include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
@@ -28,50 +32,63 @@ namespace {
 
 constexpr std::string_view kScratchName = ".mlgo-corpus-build";
 
-/// `<output>/.mlgo-corpus-build`: the wrappers and their records, created
-/// afresh (a leftover of an interrupted run is removed) and removed on
-/// destruction.
+/// `<output>/.mlgo-corpus-build`: the wrappers, the shims and the records,
+/// created afresh (a leftover of an interrupted run is removed), registered
+/// in the cleanup scope when there is one, and removed on destruction.
 class ScratchDir {
 public:
-  static Result<ScratchDir> create(const fs::path& outputDir) {
+  static Result<ScratchDir> create(const fs::path& outputDir, support::CleanupScope* scope) {
+    auto make = [&]() -> Result<fs::path> {
+      std::error_code ec;
+      fs::path path = fs::absolute(outputDir / kScratchName, ec);
+      if (!ec)
+        fs::remove_all(path, ec);
+      if (!ec)
+        fs::create_directories(path / "records", ec);
+      if (ec)
+        return makeError(ErrorCode::kIo, "cannot create the directory '{}': {}",
+                         (outputDir / kScratchName).string(), ec.message());
+      return path;
+    };
+    Result<fs::path> path = scope ? scope->createPath(make) : make();
+    MLGO_TRY(path);
     ScratchDir dir;
-    fs::path path = outputDir / kScratchName;
-    std::error_code ec;
-    fs::remove_all(path, ec);
-    if (!ec)
-      fs::create_directories(path / "records", ec);
-    if (ec)
-      return makeError(ErrorCode::kIo, "cannot create the directory '{}': {}", path.string(),
-                       ec.message());
-    dir.path_ = fs::absolute(path, ec);
+    dir.path_ = std::move(*path);
+    dir.scope_ = scope;
     return dir;
   }
   ScratchDir() = default;
-  ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  ScratchDir(ScratchDir&& other) noexcept
+      : path_(std::exchange(other.path_, {})), scope_(other.scope_) {}
   ScratchDir& operator=(ScratchDir&&) = delete;
   ~ScratchDir() {
     std::error_code ec;
-    if (!path_.empty())
-      fs::remove_all(path_, ec);
+    if (path_.empty())
+      return;
+    fs::remove_all(path_, ec);
+    if (scope_)
+      scope_->removePath(path_);
   }
   const fs::path& path() const { return path_; }
 
 private:
   fs::path path_;
+  support::CleanupScope* scope_ = nullptr;
 };
 
-/// `program` itself if it has a '/', else the first executable in PATH.
-Result<fs::path> findProgram(const fs::path& program) {
+/// `program` itself if it has a '/', else the first executable in `path`
+/// (a PATH value; null = none).
+Result<fs::path> findProgram(const fs::path& program, const char* path) {
   if (program.string().find('/') != std::string::npos) {
     if (::access(program.c_str(), X_OK) == 0)
       return fs::absolute(program);
-  } else if (const char* path = std::getenv("PATH")) {
+  } else if (path != nullptr) {
     std::string_view dirs(path);
     while (!dirs.empty()) {
       std::size_t colon = dirs.find(':');
       fs::path candidate = fs::path(std::string(dirs.substr(0, colon))) / program;
       if (::access(candidate.c_str(), X_OK) == 0)
-        return candidate;
+        return fs::absolute(candidate);
       dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
     }
   }
@@ -79,20 +96,9 @@ Result<fs::path> findProgram(const fs::path& program) {
                    program.string());
 }
 
-std::string shellQuote(std::string_view word) {
-  std::string quoted = "'";
-  for (char c : word) {
-    if (c == '\'')
-      quoted += "'\\''";
-    else
-      quoted += c;
-  }
-  return quoted + "'";
-}
-
 /// The wrapper script for `compiler` (see the file comment of the header).
 std::string wrapperScript(const fs::path& compiler, const fs::path& logDir, bool thinLto) {
-  std::string cc = shellQuote(compiler.string());
+  std::string cc = support::shellQuote(compiler.string());
   std::string compileFlags = thinLto ? "-flto=thin" : "-Xclang -fembed-bitcode=all";
   std::string linkFlags = thinLto ? "-flto=thin -fuse-ld=lld -Wl,--save-temps=import "
                                     "-Wl,--thinlto-emit-index-files"
@@ -115,7 +121,7 @@ if [ "$c" = 0 ] && [ "$other" = 0 ]; then
 fi
 exec {cc} "$@"
 )",
-                     fmt::arg("log", shellQuote(logDir.string())), fmt::arg("cc", cc),
+                     fmt::arg("log", support::shellQuote(logDir.string())), fmt::arg("cc", cc),
                      fmt::arg("compile", compileFlags), fmt::arg("link", linkFlags));
 }
 
@@ -127,18 +133,31 @@ Status writeWrapper(const fs::path& path, const std::string& script) {
   return Status::success();
 }
 
-/// Runs `command` with CC/CXX replaced; returns its exit code (128 + signal
-/// when killed).
-Result<int> runBuild(const std::vector<std::string>& command, const fs::path& cc,
-                     const fs::path& cxx) {
+/// The build's environment: this process's, with CC and CXX set to the
+/// wrappers, PATH starting with the shims, and ccache turned off.
+std::vector<std::string> buildEnvironment(const fs::path& scratch, const std::string& path) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string_view entry(*e);
-    if (!entry.starts_with("CC=") && !entry.starts_with("CXX="))
+    if (!entry.starts_with("CC=") && !entry.starts_with("CXX=") && !entry.starts_with("PATH=") &&
+        !entry.starts_with("CCACHE_DISABLE="))
       env.emplace_back(entry);
   }
-  env.push_back("CC=" + cc.string());
-  env.push_back("CXX=" + cxx.string());
+  env.push_back("CC=" + (scratch / "cc").string());
+  env.push_back("CXX=" + (scratch / "c++").string());
+  env.push_back("PATH=" + path);
+  env.push_back("CCACHE_DISABLE=1");
+  return env;
+}
+
+/// Runs `command` (argv[0] looked up in `path`, the build's PATH) in
+/// `env`; returns its exit code (128 + signal when killed).
+Result<int> runBuild(const std::vector<std::string>& command, const std::string& path,
+                     std::vector<std::string> env) {
+  Result<fs::path> program = findProgram(command.front(), path.c_str());
+  if (!program)
+    return makeError(ErrorCode::kNotFound, "cannot run the build command '{}': not found in PATH",
+                     command.front());
   std::vector<char*> envp, argv;
   for (std::string& e : env)
     envp.push_back(e.data());
@@ -148,7 +167,8 @@ Result<int> runBuild(const std::vector<std::string>& command, const fs::path& cc
     argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  if (int rc = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()); rc != 0)
+  if (int rc = ::posix_spawn(&pid, program->c_str(), nullptr, nullptr, argv.data(), envp.data());
+      rc != 0)
     return makeError(rc == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
                      "cannot run the build command '{}': {}", command.front(),
                      std::generic_category().message(rc));
@@ -230,31 +250,64 @@ Status writeDatabase(const fs::path& path, llvm::json::Array entries) {
   return detail::writeFileAtomic(path, text);
 }
 
+/// The real compiler `name`, by absolute path (looked up in this process's
+/// PATH, before the shims are put in front), outside the scratch directory.
+Result<fs::path> realCompiler(const fs::path& name, const fs::path& outputDir) {
+  Result<fs::path> compiler = findProgram(name, std::getenv("PATH"));
+  MLGO_TRY(compiler);
+  std::error_code ec;
+  fs::path scratch = fs::absolute(outputDir / kScratchName, ec).lexically_normal();
+  fs::path rel = compiler->lexically_normal().lexically_relative(scratch);
+  if (!rel.empty() && *rel.begin() != "..")
+    return makeError(ErrorCode::kInvalidArgument,
+                     "the compiler '{}' is '{}', inside the scratch directory of corpus build (a "
+                     "PATH left from another run?): name the real compiler with --cc/--cxx",
+                     name.string(), compiler->string());
+  return compiler;
+}
+
+/// Writes the wrappers `cc` and `c++` and the shim directory `bin/` into
+/// the scratch directory.
+Status writeWrappers(const fs::path& scratch, const fs::path& cc, const fs::path& cxx,
+                     bool thinLto) {
+  fs::path logDir = scratch / "records";
+  MLGO_TRY(writeWrapper(scratch / "cc", wrapperScript(cc, logDir, thinLto)));
+  MLGO_TRY(writeWrapper(scratch / "c++", wrapperScript(cxx, logDir, thinLto)));
+  support::CompilerShimOptions shims;
+  shims.cCommand = {(scratch / "cc").string()};
+  shims.cxxCommand = {(scratch / "c++").string()};
+  return support::writeCompilerShims(scratch / "bin", shims);
+}
+
 } // namespace
 
 Result<BuildCaptureSummary> captureBuild(const BuildCaptureOptions& options) {
   if (options.command.empty())
     return makeError(ErrorCode::kInvalidArgument, "no build command given (put it after --)");
-  Result<fs::path> cc = findProgram(options.cc);
+  Result<fs::path> cc = realCompiler(options.cc, options.extract.outputDir);
   MLGO_TRY(cc);
-  Result<fs::path> cxx = findProgram(options.cxx);
+  Result<fs::path> cxx = realCompiler(options.cxx, options.extract.outputDir);
   MLGO_TRY(cxx);
-  Result<ScratchDir> scratch = ScratchDir::create(options.extract.outputDir);
+  Result<ScratchDir> scratch = ScratchDir::create(options.extract.outputDir, options.cleanup);
   MLGO_TRY(scratch);
-  fs::path logDir = scratch->path() / "records";
-  bool thinLto = options.extract.thinLto == ThinLtoBuild::kLocal;
-  fs::path ccWrapper = scratch->path() / "cc", cxxWrapper = scratch->path() / "c++";
-  MLGO_TRY(writeWrapper(ccWrapper, wrapperScript(*cc, logDir, thinLto)));
-  MLGO_TRY(writeWrapper(cxxWrapper, wrapperScript(*cxx, logDir, thinLto)));
+  const fs::path& dir = scratch->path();
+  MLGO_TRY(writeWrappers(dir, *cc, *cxx, options.extract.thinLto == ThinLtoBuild::kLocal));
 
   BuildCaptureSummary summary;
-  Result<int> exitCode = runBuild(options.command, ccWrapper, cxxWrapper);
+  std::string path = support::shimmedPath(dir / "bin", std::getenv("PATH"));
+  Result<int> exitCode = runBuild(options.command, path, buildEnvironment(dir, path));
   MLGO_TRY(exitCode);
   summary.buildExitCode = *exitCode;
-  Result<Records> records = readRecords(logDir);
+  Result<Records> records = readRecords(dir / "records");
   MLGO_TRY(records);
   summary.compiles = records->entries.size();
   summary.vanished = records->vanished;
+  if (summary.compiles == 0) { // Nothing to write: an earlier corpus there stays as it was.
+    std::error_code ec;
+    summary.hints = detail::explainNothingCaught(
+        {options.command, fs::current_path(ec), summary.buildExitCode, summary.vanished});
+    return summary;
+  }
 
   summary.database = options.extract.outputDir / "compile_commands.json";
   MLGO_TRY(writeDatabase(summary.database, std::move(records->entries)));

@@ -4,8 +4,12 @@
 /// every compile is recorded and extracted, the recompiles reproduce the
 /// objects' executable sections, configure-style checks in deleted
 /// directories are left out, and a ThinLTO build (lld-22) gives a ThinLTO
-/// corpus. Bad input: an empty command, a compiler that does not exist, a
-/// failing build.
+/// corpus. A Makefile that names its own compilers (CC=gcc, CXX=g++, `cc`,
+/// gcc-12, clang++-14, <machine>-linux-gnu-gcc) is caught through the
+/// shims on PATH, each name with its role; one calling clang by absolute
+/// path, or a build already up to date, compiles nothing through the
+/// wrappers and gets hints saying why. Bad input: an empty command, a
+/// compiler that does not exist, a failing build.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/corpus/build_capture.h"
@@ -19,11 +23,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <llvm/Support/JSON.h>
+
+#include <map>
+
 namespace mlgo::corpus {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::TempDir;
 using ::testing::UnorderedElementsAre;
 using testing::writeFile;
@@ -123,6 +134,155 @@ TEST(CaptureBuild, ThinLtoBuildGivesAThinLtoCorpus) {
   EXPECT_TRUE(info->problems.empty()) << formatCorpusInfo(*info);
 }
 
+/// A Makefile that names its compilers itself; nothing uses $CC/$CXX from
+/// the environment.
+constexpr std::string_view kNamedCompilersMakefile = R"(
+CC = gcc
+CXX = g++
+OBJS = obj/a.o obj/b.o obj/c.o obj/d.o obj/e.o obj/f.o
+prog: $(OBJS)
+	$(CXX) $(OBJS) -o $@
+obj/a.o: src/a.c
+	@mkdir -p obj
+	$(CC) -Oz -c src/a.c -o $@
+obj/b.o: src/b.c
+	@mkdir -p obj
+	cc -O1 -c src/b.c -o $@
+obj/c.o: src/c.cpp
+	@mkdir -p obj
+	$(CXX) -Oz -c src/c.cpp -o $@
+obj/d.o: src/d.cpp
+	@mkdir -p obj
+	clang++-14 -O2 -c src/d.cpp -o $@
+obj/e.o: src/e.c
+	@mkdir -p obj
+	gcc-12 -O2 -c src/e.c -o $@
+obj/f.o: src/f.c
+	@mkdir -p obj
+	$(shell uname -m)-linux-gnu-gcc -Os -c src/f.c -o $@
+)";
+
+void writeNamedCompilersProject(const fs::path& dir) {
+  writeFile(dir / "Makefile", kNamedCompilersMakefile);
+  writeFile(dir / "src/a.c", "int b(int); int c(int); int d(int); int e(int); int f(int);\n"
+                             "int main(int n, char **v) { (void)v; "
+                             "return b(n) + c(n) + d(n) + e(n) + f(n); }\n");
+  writeFile(dir / "src/b.c", "int b(int x) { return x * 3; }\n");
+  writeFile(dir / "src/c.cpp", "template <class T> T twice(T x) { return x + x; }\n"
+                               "extern \"C\" int c(int x) { return twice(x); }\n");
+  writeFile(dir / "src/d.cpp", "#include <vector>\n"
+                               "extern \"C\" int d(int x) { std::vector<int> v(x, 1); "
+                               "return (int)v.size(); }\n");
+  writeFile(dir / "src/e.c", "static int sq(int x) { return x * x; }\n"
+                             "int e(int x) { return sq(x) - 1; }\n");
+  writeFile(dir / "src/f.c", "int f(int x) { return x ^ 5; }\n");
+}
+
+/// Runs `make -s -C dir` through captureBuild (nothing else on make's
+/// command line).
+Result<BuildCaptureSummary> captureMake(const fs::path& dir) {
+  BuildCaptureOptions options;
+  options.command = {"make", "-s", "-C", dir.string()};
+  options.cc = MLGO_CLANG;
+  options.cxx = fs::path(MLGO_CLANG).parent_path() / "clang++";
+  options.extract.outputDir = dir / "corpus";
+  options.extract.numWorkers = 2;
+  return captureBuild(options);
+}
+
+/// compile_commands.json's entries: source (last argument) -> argv[0].
+std::map<std::string, std::string> compilerOfEachSource(const fs::path& database) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(testing::readFile(database));
+  std::map<std::string, std::string> compilers;
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return compilers;
+  }
+  for (const llvm::json::Value& entry : *json->getAsArray()) {
+    const llvm::json::Array* args = entry.getAsObject()->getArray("arguments");
+    std::string source;
+    for (const llvm::json::Value& arg : *args)
+      if (arg.getAsString()->starts_with("src/"))
+        source = arg.getAsString()->str();
+    compilers[source] = (*args)[0].getAsString()->str();
+  }
+  return compilers;
+}
+
+TEST(CaptureBuild, CatchesCompilersTheMakefileNamesItself) {
+  TempDir dir;
+  writeNamedCompilersProject(dir.path());
+  Result<BuildCaptureSummary> summary = captureMake(dir.path());
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(summary->buildExitCode, 0);
+  EXPECT_EQ(summary->compiles, 6u);
+  EXPECT_TRUE(summary->hints.empty());
+  EXPECT_TRUE(fs::exists(dir / "prog")); // Linked through the g++ shim.
+  EXPECT_FALSE(fs::exists(dir / "corpus/.mlgo-corpus-build"));
+
+  std::vector<std::string> expected = {"obj/a.o", "obj/b.o", "obj/c.o",
+                                       "obj/d.o", "obj/e.o", "obj/f.o"};
+  EXPECT_THAT(summary->extract.modules, UnorderedElementsAre("obj/a.o", "obj/b.o", "obj/c.o",
+                                                             "obj/d.o", "obj/e.o", "obj/f.o"));
+  Result<Corpus> corpus = Corpus::open(dir / "corpus");
+  ASSERT_TRUE(corpus.ok()) << corpus.error().message();
+  std::vector<std::string> names;
+  for (const ModuleSpec& module : corpus->modules())
+    names.push_back(module.name);
+  EXPECT_THAT(names, UnorderedElementsAre("obj/a.o", "obj/b.o", "obj/c.o", "obj/d.o", "obj/e.o",
+                                          "obj/f.o"));
+  for (const std::string& name : expected) {
+    std::string bitcode = testing::readFile(dir / "corpus" / (name + ".bc"));
+    EXPECT_TRUE(bitcode.starts_with("BC\xc0\xde")) << name;
+  }
+
+  // Each name ran the real compiler of its role.
+  std::string c = MLGO_CLANG, cxx = (fs::path(MLGO_CLANG).parent_path() / "clang++").string();
+  std::map<std::string, std::string> compilers = compilerOfEachSource(summary->database);
+  EXPECT_EQ(compilers, (std::map<std::string, std::string>{{"src/a.c", c},
+                                                           {"src/b.c", c},
+                                                           {"src/c.cpp", cxx},
+                                                           {"src/d.cpp", cxx},
+                                                           {"src/e.c", c},
+                                                           {"src/f.c", c}}));
+}
+
+TEST(CaptureBuild, NothingCaughtSaysWhy) {
+  // A compiler called by absolute path bypasses PATH.
+  TempDir dir;
+  writeProject(dir.path());
+  writeFile(dir / "Makefile", fmt::format("obj/a.o: src/a.c\n\t@mkdir -p obj\n"
+                                          "\t{} -Oz -c src/a.c -o obj/a.o\n",
+                                          MLGO_CLANG));
+  Result<BuildCaptureSummary> absolute = captureMake(dir.path());
+  ASSERT_TRUE(absolute.ok()) << absolute.error().message();
+  EXPECT_EQ(absolute->buildExitCode, 0);
+  EXPECT_TRUE(fs::exists(dir / "obj/a.o")); // The build did compile, unseen.
+  EXPECT_EQ(absolute->compiles, 0u);
+  EXPECT_TRUE(absolute->extract.modules.empty());
+  EXPECT_FALSE(fs::exists(dir / "corpus/corpus_description.json"));
+  EXPECT_THAT(absolute->hints,
+              Contains(AllOf(HasSubstr((dir / "Makefile").string()),
+                             HasSubstr(fmt::format("by absolute path ({})", MLGO_CLANG)))));
+  EXPECT_FALSE(fs::exists(dir / "corpus/.mlgo-corpus-build"));
+
+  // A build that is up to date compiles nothing the second time.
+  TempDir again;
+  writeNamedCompilersProject(again.path());
+  ASSERT_EQ(captureMake(again.path())->compiles, 6u);
+  Result<BuildCaptureSummary> upToDate = captureMake(again.path());
+  ASSERT_TRUE(upToDate.ok()) << upToDate.error().message();
+  EXPECT_EQ(upToDate->compiles, 0u);
+  EXPECT_TRUE(upToDate->database.empty());
+  EXPECT_THAT(upToDate->hints, Contains(HasSubstr("up to date")));
+  // The first run's corpus stays as it was.
+  Result<Corpus> kept = Corpus::open(again / "corpus");
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_EQ(kept->modules().size(), 6u);
+  EXPECT_TRUE(fs::exists(again / "corpus/compile_commands.json"));
+  EXPECT_THAT(upToDate->hints, Not(Contains(HasSubstr("names a compiler by absolute path"))));
+}
+
 TEST(CaptureBuild, BadInput) {
   TempDir dir;
   writeProject(dir.path());
@@ -138,6 +298,17 @@ TEST(CaptureBuild, BadInput) {
   ASSERT_FALSE(noCompiler.ok());
   EXPECT_EQ(noCompiler.error().code(), ErrorCode::kNotFound);
   EXPECT_THAT(noCompiler.error().message(), HasSubstr("no-such-clang"));
+
+  // A compiler inside the scratch directory (a PATH left from another run)
+  // would be deleted under the build.
+  fs::path stale = dir / "corpus/.mlgo-corpus-build/bin/gcc";
+  writeFile(stale, "#!/bin/sh\n");
+  fs::permissions(stale, fs::perms::owner_all);
+  options.cc = stale;
+  Result<BuildCaptureSummary> inside = captureBuild(options);
+  ASSERT_FALSE(inside.ok());
+  EXPECT_EQ(inside.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(inside.error().message(), HasSubstr("inside the scratch directory"));
 
   options.cc = MLGO_CLANG;
   options.command = {"no-such-build-tool-xyz"};

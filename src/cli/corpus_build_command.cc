@@ -2,13 +2,17 @@
 ///
 /// \file
 /// `mlgo-env corpus build --output_dir=DIR [options] -- BUILD COMMAND...`:
-/// runs the build with CC/CXX wrappers and extracts its compiles
-/// (include/mlgo/corpus/build_capture.h).
+/// runs the build with CC/CXX wrappers and compiler shims first on PATH,
+/// and extracts its compiles (include/mlgo/corpus/build_capture.h). Exit
+/// code 1 when the build failed, when nothing was compiled through the
+/// wrappers (with the likely reasons) or when no module was extracted.
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/corpus_report.h"
+#include "cli/interrupt.h"
 
 #include "mlgo/corpus/build_capture.h"
+#include "mlgo/support/cleanup_scope.h"
 
 #include <fmt/format.h>
 
@@ -25,6 +29,39 @@ struct BuildOptions {
   std::string cmdOverride, cmdOverrideFile, cmdFilter;
   unsigned numWorkers = std::max(1u, std::thread::hardware_concurrency());
 };
+
+int report(const corpus::BuildCaptureSummary& summary, const corpus::ExtractOptions& extract) {
+  fmt::print("recorded {} compiles", summary.compiles);
+  if (!summary.database.empty())
+    fmt::print(" into {}", summary.database.string());
+  if (summary.vanished)
+    fmt::print(" (left out: {} compiles whose source or directory is gone, e.g. configure "
+               "checks)",
+               summary.vanished);
+  fmt::print("\n");
+  if (summary.compiles == 0) {
+    fmt::print(stderr,
+               "mlgo-env corpus: error: the build compiled nothing through the wrappers (CC, CXX "
+               "and the compiler names put first on PATH); no corpus was written. Likely "
+               "reasons:\n");
+    for (const std::string& hint : summary.hints)
+      fmt::print(stderr, "  - {}\n", hint);
+    return 1;
+  }
+  printExtractSummary(summary.extract, extract);
+  if (summary.buildExitCode != 0) {
+    fmt::print(stderr,
+               "mlgo-env corpus: error: the build failed (exit code {}); the corpus holds "
+               "what it compiled before failing\n",
+               summary.buildExitCode);
+    return 1;
+  }
+  if (summary.extract.modules.empty()) {
+    fmt::print(stderr, "mlgo-env corpus: error: no module was extracted\n");
+    return 1;
+  }
+  return 0;
+}
 
 int runBuild(const BuildOptions& opts) {
   corpus::BuildCaptureOptions options;
@@ -49,28 +86,13 @@ int runBuild(const BuildOptions& opts) {
       return corpusFail(args.error());
     extract.commandOverride = std::move(*args);
   }
+  support::CleanupScope scope; // Ctrl-C removes the wrappers and shims.
+  InterruptGuard interrupts("mlgo-env corpus build", scope);
+  options.cleanup = &scope;
   Result<corpus::BuildCaptureSummary> summary = corpus::captureBuild(options);
   if (!summary)
     return corpusFail(summary.error());
-  fmt::print("recorded {} compiles into {}", summary->compiles, summary->database.string());
-  if (summary->vanished)
-    fmt::print(" (left out: {} compiles whose source or directory is gone, e.g. configure "
-               "checks)",
-               summary->vanished);
-  fmt::print("\n");
-  printExtractSummary(summary->extract, extract);
-  if (summary->buildExitCode != 0) {
-    fmt::print(stderr,
-               "mlgo-env corpus: error: the build failed (exit code {}); the corpus holds "
-               "what it compiled before failing\n",
-               summary->buildExitCode);
-    return 1;
-  }
-  if (summary->extract.modules.empty()) {
-    fmt::print(stderr, "mlgo-env corpus: error: no module was extracted\n");
-    return 1;
-  }
-  return 0;
+  return report(*summary, extract);
 }
 
 } // namespace
@@ -78,7 +100,8 @@ int runBuild(const BuildOptions& opts) {
 void addCorpusBuildCommand(CLI::App& corpusApp, Action& action) {
   auto opts = std::make_shared<BuildOptions>();
   CLI::App* cmd = corpusApp.add_subcommand(
-      "build", "Run a build (after --) with CC/CXX wrappers that embed bitcode, then extract a "
+      "build", "Run a build (after --) with CC/CXX wrappers that embed bitcode, and compiler "
+               "names (cc, gcc, clang++-22, ...) first on PATH running them, then extract a "
                "corpus from its compiles");
   cmd->add_option("--output_dir", opts->outputDir, "Corpus directory to write")->required();
   cmd->add_option("--cc", opts->cc, "C compiler the wrapper runs")->capture_default_str();

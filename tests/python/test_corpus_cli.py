@@ -4,15 +4,22 @@
 `corpus info` (exit 0, ThinLTO no, -Oz in use), `corpus extract` of the
 recorded database with absolute outputs (the note names the root), and
 `corpus info` on a broken corpus (exit 2, each problem listed); a ThinLTO
-`corpus build` (lld-22) traced for each of the three problems.
+`corpus build` (lld-22) traced for each of the three problems. A plain
+`corpus build -- make` on a Makefile that sets CC=gcc/CXX=g++ itself and
+calls `cc` catches every compile; one calling clang by absolute path
+compiles nothing through the wrappers: exit 1 and the reasons; Ctrl-C
+during a build removes the wrappers and shims.
 
 Needs MLGO_ENV (the mlgo-env executable) and clang-22 in PATH.
 """
 import json
 import os
 import pathlib
+import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
@@ -23,6 +30,22 @@ prog: obj/a.o obj/b.o
 obj/%.o: src/%.c
 \t@mkdir -p obj
 \t$(CC) -Oz -c $< -o $@
+"""
+
+NAMED_COMPILERS_MAKEFILE = """\
+CC = gcc
+CXX = g++
+prog: obj/a.o obj/b.o obj/c.o
+\t$(CXX) $^ -o $@
+obj/a.o: src/a.c
+\t@mkdir -p obj
+\t$(CC) -Oz -c $< -o $@
+obj/b.o: src/b.c
+\t@mkdir -p obj
+\tcc -O1 -c $< -o $@
+obj/c.o: src/c.cpp
+\t@mkdir -p obj
+\t$(CXX) -Oz -c $< -o $@
 """
 
 
@@ -90,6 +113,59 @@ class CorpusCli(unittest.TestCase):
             self.assertIn("2 done", out.stdout + out.stderr, problem)
             self.assertIn("0 failed", out.stdout + out.stderr, problem)
             self.assertTrue(trace.exists(), problem)
+
+    def test_build_catches_compilers_the_makefile_names(self):
+        (self.dir / "Makefile").write_text(NAMED_COMPILERS_MAKEFILE)
+        (self.dir / "src/a.c").write_text(
+            "int helper(int); int twice(int);\n"
+            "int main(int c, char **v) { (void)v; return helper(c) + twice(c); }\n")
+        (self.dir / "src/c.cpp").write_text(
+            "template <class T> T add(T a, T b) { return a + b; }\n"
+            "extern \"C\" int twice(int x) { return add(x, x); }\n")
+        out = run("corpus", "build", "--output_dir=corpus", "--", "make", cwd=self.dir)
+        self.assertEqual(out.returncode, 0, out.stderr + out.stdout)
+        self.assertIn("recorded 3 compiles", out.stdout)
+        self.assertIn("extracted 3 of 3 objects", out.stdout)
+        names = json.loads((self.dir / "corpus/corpus_description.json").read_text())["modules"]
+        self.assertEqual(sorted(names), ["obj/a.o", "obj/b.o", "obj/c.o"])
+        for name in names:
+            self.assertEqual((self.dir / "corpus" / f"{name}.bc").read_bytes()[:4], b"BC\xc0\xde")
+        self.assertTrue((self.dir / "prog").exists())
+
+    def test_build_that_compiles_nothing_says_why(self):
+        clang = shutil.which("clang-22")
+        self.assertTrue(clang, "clang-22 not in PATH")
+        (self.dir / "Makefile").write_text(
+            f"obj/a.o: src/a.c\n\t@mkdir -p obj\n\t{clang} -c src/a.c -o obj/a.o\n")
+        out = run("corpus", "build", "--output_dir=corpus", "--", "make", cwd=self.dir)
+        self.assertEqual(out.returncode, 1, out.stderr + out.stdout)
+        self.assertTrue((self.dir / "obj/a.o").exists())  # compiled, but not seen
+        self.assertIn("recorded 0 compiles", out.stdout)
+        self.assertIn("the build compiled nothing through the wrappers", out.stderr)
+        self.assertIn(f"Makefile names a compiler by absolute path ({clang})", out.stderr)
+        self.assertIn("up to date", out.stderr)
+        self.assertFalse((self.dir / "corpus/corpus_description.json").exists())
+        self.assertFalse((self.dir / "corpus/.mlgo-corpus-build").exists())
+
+    def test_interrupted_build_leaves_no_wrappers(self):
+        (self.dir / "Makefile").write_text("slow:\n\ttouch started && sleep 20\n")
+        proc = subprocess.Popen(
+            [MLGO_ENV, "corpus", "build", "--output_dir=corpus", "--", "make"], cwd=self.dir,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not (self.dir / "started").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertTrue((self.dir / "corpus/.mlgo-corpus-build/bin/gcc").is_symlink())
+            os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.assertEqual(proc.returncode, -signal.SIGINT, err)
+        self.assertIn("interrupted", err)
+        self.assertFalse((self.dir / "corpus/.mlgo-corpus-build").exists())
 
     def test_info_lists_every_problem(self):
         corpus = self.dir / "broken"
