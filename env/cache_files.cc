@@ -35,8 +35,7 @@ std::string uniqueSuffix() {
 FileIdentity identityFrom(const struct stat& st) {
   return FileIdentity{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
                       static_cast<uint64_t>(st.st_size),
-                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
-                          st.st_mtim.tv_nsec};
+                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
 }
 
 class Descriptor {
@@ -100,8 +99,7 @@ Result<FileDigest> digestFile(const std::filesystem::path& path) {
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return makeError(ErrorCode::kIo, "error reading {}: {}", path.string(),
-                       std::strerror(errno));
+      return makeError(ErrorCode::kIo, "error reading {}: {}", path.string(), std::strerror(errno));
     if (n == 0)
       break;
     hasher.update(llvm::StringRef(buffer, static_cast<size_t>(n)));

@@ -59,7 +59,7 @@ struct FileIdentity {
 Result<FileIdentity> identityOf(const std::filesystem::path& path);
 
 struct FileDigest {
-  std::string digest; ///< BLAKE3, 64 hex digits.
+  std::string digest;    ///< BLAKE3, 64 hex digits.
   FileIdentity identity; ///< Of the file that was read (fstat on its descriptor).
 };
 /// BLAKE3 of a file's contents. kNotFound / kIo naming the path.

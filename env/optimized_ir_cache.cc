@@ -64,8 +64,8 @@ Result<OptimizedIrCache> OptimizedIrCache::open(support::CleanupScope& scope,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir, ec))
-    return makeError(ErrorCode::kIo, "cannot use optimised-IR cache directory {}: {}",
-                     dir.string(), ec ? ec.message() : "not a directory");
+    return makeError(ErrorCode::kIo, "cannot use optimised-IR cache directory {}: {}", dir.string(),
+                     ec ? ec.message() : "not a directory");
   return OptimizedIrCache(scope, std::move(dir));
 }
 

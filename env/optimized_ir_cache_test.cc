@@ -86,9 +86,9 @@ TEST_F(OptimizedIrCacheTest, AlteredOrTruncatedBitcodeIsNotTrusted) {
 
 TEST_F(OptimizedIrCacheTest, MalformedRecordsAreMisses) {
   ASSERT_TRUE(cache_->store("k", built_, "m").ok());
-  for (std::string text : {"", "{", "[]", "{\"format\":2,\"size\":5004,\"blake3\":\"x\"}",
-                           "{\"format\":1,\"size\":-1,\"blake3\":\"x\"}",
-                           "{\"format\":1,\"size\":5004}"}) {
+  for (std::string text :
+       {"", "{", "[]", "{\"format\":2,\"size\":5004,\"blake3\":\"x\"}",
+        "{\"format\":1,\"size\":-1,\"blake3\":\"x\"}", "{\"format\":1,\"size\":5004}"}) {
     testing::writeFile(cache_->dir() / "k.json", text);
     auto loaded = cache_->load("k");
     ASSERT_FALSE(loaded.ok()) << text;

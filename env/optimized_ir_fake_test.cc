@@ -90,9 +90,8 @@ TEST(OptimizedIrFake, FirstEpisodeBuildsAndLaterOnesReuse) {
 }
 
 TEST(OptimizedIrFake, ConcurrentEpisodesShareOneBuild) {
-  auto fake = make(priorityWithAlpha([](FakeModule& m) {
-    m.optimizeTime = std::chrono::milliseconds(500);
-  }));
+  auto fake = make(
+      priorityWithAlpha([](FakeModule& m) { m.optimizeTime = std::chrono::milliseconds(500); }));
   ASSERT_TRUE(fake);
   std::vector<std::thread> agents;
   for (int i = 0; i < 4; ++i)
@@ -188,17 +187,15 @@ TEST(OptimizedIrFake, FlagRulesTouchingTheAddedFlagAreRefused) {
 }
 
 TEST(OptimizedIrFake, PrepareCorpusBuildsEveryModuleOnceAndNamesFailures) {
-  FakeEnvironmentSetup setup = priorityWithAlpha([](FakeModule& m) {
-    m.optimizeFault = FakeFault::kDie;
-  });
+  FakeEnvironmentSetup setup =
+      priorityWithAlpha([](FakeModule& m) { m.optimizeFault = FakeFault::kDie; });
   setup.modules = {"alpha", "beta", "gamma"};
   auto fake = make(setup);
   ASSERT_TRUE(fake);
   std::vector<std::string> seen;
-  auto report = prepareCorpus(fake->environment(), 2,
-                              [&](const std::string& module, const std::string&) {
-                                seen.push_back(module);
-                              });
+  auto report =
+      prepareCorpus(fake->environment(), 2,
+                    [&](const std::string& module, const std::string&) { seen.push_back(module); });
   EXPECT_EQ(report.modules, 3u);
   EXPECT_EQ(report.built, 2u);
   EXPECT_EQ(report.reused, 0u);

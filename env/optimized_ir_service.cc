@@ -13,13 +13,7 @@ bool OptimizedIrService::covers(const corpus::ModuleSpec& module) {
   return !module.thinLtoIndexPath && !module.args.empty() && module.args.front() == "-cc1";
 }
 
-uint64_t OptimizedIrService::builds() const {
-  std::lock_guard lock(mutex_);
-  return builds_;
-}
-
-Result<OptimizedIrService::Prepared>
-OptimizedIrService::prepare(const corpus::ModuleSpec& module) {
+Result<OptimizedIrService::Prepared> OptimizedIrService::prepare(const corpus::ModuleSpec& module) {
   if (!covers(module))
     return Prepared{&module, false};
   std::unique_lock lock(mutex_);
@@ -29,13 +23,20 @@ OptimizedIrService::prepare(const corpus::ModuleSpec& module) {
     if (waitedFor && state.generation != *waitedFor && state.failed)
       return *state.failed; // The resolution we waited for failed: share it.
     if (!state.busy && state.entry) {
-      // Two stats: the module's .bc and the entry are still what we saw.
+      // Two stats, unlocked: the module's .bc and the entry are still the
+      // files seen when it was resolved.
+      detail::FileIdentity seenSource = state.source;
+      OptimizedIrEntry seen = *state.entry;
+      const corpus::ModuleSpec* twin = state.twin;
+      uint64_t generation = state.generation;
       lock.unlock();
       auto source = detail::identityOf(module.bitcodePath);
-      bool same = source.ok() && *source == state.source && OptimizedIrCache::unchanged(*state.entry);
+      bool same = source.ok() && *source == seenSource && OptimizedIrCache::unchanged(seen);
       lock.lock();
-      if (same && !state.busy && state.entry)
-        return Prepared{state.twin, false};
+      if (state.generation != generation)
+        continue; // Resolved again meanwhile: look at that.
+      if (same && !state.busy)
+        return Prepared{twin, false};
     }
     if (!state.busy)
       break;
@@ -61,8 +62,7 @@ OptimizedIrService::prepare(const corpus::ModuleSpec& module) {
   return Prepared{state.twin, resolved->built};
 }
 
-Result<OptimizedIrService::Resolved>
-OptimizedIrService::resolve(const corpus::ModuleSpec& module) {
+Result<OptimizedIrService::Resolved> OptimizedIrService::resolve(const corpus::ModuleSpec& module) {
   // The identity first: a .bc replaced while it is hashed is seen next time.
   auto source = detail::identityOf(module.bitcodePath);
   if (!source.ok())
@@ -89,10 +89,6 @@ Result<OptimizedIrEntry> OptimizedIrService::build(const corpus::ModuleSpec& mod
   auto context = [&](const Error& error) {
     return error.withContext(fmt::format("module {}: optimising its IR", module.name));
   };
-  {
-    std::lock_guard lock(mutex_);
-    ++builds_;
-  }
   if (limits_.cancel != nullptr && limits_.cancel->load())
     return context(makeError(ErrorCode::kIo, "the environment is shutting down"));
   auto lease = slots_.acquire(support::Clock::now() + limits_.compileTimeout);

@@ -30,6 +30,8 @@
 /// baselines.
 ///
 /// Thread-safe. Twins live as long as the service (pointers stay valid).
+/// Memory: one small state per module asked about, one twin per module and
+/// cache entry (a new one only when a module's bitcode changes on disk).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_OPTIMIZED_IR_SERVICE_H
@@ -70,8 +72,6 @@ public:
   Result<Prepared> prepare(const corpus::ModuleSpec& module);
 
   const OptimizedIrCache& cache() const { return cache_; }
-  /// Optimisation compiles this service ran (successful or not).
-  uint64_t builds() const;
 
 private:
   struct State {
@@ -100,13 +100,12 @@ private:
   SessionLimits limits_;
   detail::DigestMemo digests_;
 
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable resolved_;
   std::unordered_map<std::string, State> states_; ///< By module name.
   /// Every twin made (by module name and bitcode path), never freed before
   /// the service.
   std::unordered_map<std::string, std::unique_ptr<const corpus::ModuleSpec>> twins_;
-  uint64_t builds_ = 0;
 };
 
 } // namespace mlgo::env

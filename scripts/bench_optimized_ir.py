@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_EXE = os.path.join(HERE, "..", "build", "src", "mlgo-env")
 TARGET = 1.8
 DONE = re.compile(r"modules: (\d+) selected, (\d+) done \((\d+) without decisions\), (\d+) failed")
+CPU = re.compile(r"cpu: mlgo-env ([\d.]+) s, clang ([\d.]+) s")
 
 
 def common(args, cache):
@@ -54,7 +55,8 @@ def run(argv):
 
 
 def trace(args, cache, scratch, full):
-    """One trace; returns (wall seconds, episodes, {(module, context): scores})."""
+    """One trace; returns (wall seconds, episodes, {(module, context): scores},
+    clang's CPU seconds)."""
     output = os.path.join(scratch, "full.log" if full else "fast.log")
     argv = [args.mlgo_env, "trace", f"--output={output}", "--no-progress"] + common(args, cache)
     if args.module_filter:
@@ -62,8 +64,8 @@ def trace(args, cache, scratch, full):
     if full:
         argv.append("--full-compile")
     wall, text = run(argv)
-    match = DONE.search(text)
-    if not match:
+    match, cpu = DONE.search(text), CPU.search(text)
+    if not match or not cpu:
         sys.exit(f"cannot parse the trace summary:\n{text}")
     selected, done, _, failed = (int(x) for x in match.groups())
     if failed:
@@ -71,7 +73,7 @@ def trace(args, cache, scratch, full):
     with open(output + ".csv", newline="") as f:
         rows = list(csv.reader(f))
     scores = {(r[0], r[1]): tuple(r[2:4]) for r in rows[1:]}
-    return wall, done, scores
+    return wall, done, scores, float(cpu.group(2))
 
 
 def size_of(path, suffix):
@@ -104,13 +106,14 @@ def main():
         if warm[True][2] != warm[False][2]:
             diff = [k for k in warm[True][2] if warm[True][2][k] != warm[False][2].get(k)]
             sys.exit(f"scores differ between the paths, e.g. {diff[:5]}")
-        timed = {True: [], False: []}
+        timed, cpu = {True: [], False: []}, {True: [], False: []}
         for _ in range(args.rounds):
             for full in (True, False):
-                wall, episodes, scores = trace(args, cache, scratch, full)
+                wall, episodes, scores, clang = trace(args, cache, scratch, full)
                 if scores != warm[True][2]:
                     sys.exit(f"{'full' if full else 'fast'} trace scores changed between runs")
                 timed[full].append(episodes / wall)
+                cpu[full].append(clang / episodes)
         ir_bytes = size_of(os.path.join(cache, "optimized-ir"), ".bc")
         corpus_bytes = size_of(args.corpus or os.path.join(
             os.path.dirname(args.mlgo_env), "..", "corpus", "demo-O2"), ".bc")
@@ -126,6 +129,9 @@ def main():
           f"(target >= {TARGET}) {'OK' if ratio >= TARGET else 'BELOW TARGET'}; best of each: "
           f"{max(timed[True]):.2f} vs {max(timed[False]):.2f} = "
           f"{max(timed[False]) / max(timed[True]):.2f}")
+    full_cpu, fast_cpu = statistics.median(cpu[True]), statistics.median(cpu[False])
+    print(f"  clang cpu per episode: full compile {full_cpu:.3f} s, optimised IR {fast_cpu:.3f} s; "
+          f"ratio {full_cpu / fast_cpu:.2f}")
     print(f"  optimised-IR cache: built in {cold:.2f} s (cold, once); {ir_bytes / 2**20:.1f} MiB "
           f"for {corpus_bytes / 2**20:.1f} MiB of corpus bitcode "
           f"({ir_bytes / max(corpus_bytes, 1):.2f}x)")

@@ -38,12 +38,12 @@ int runOptimize(const EnvironmentFlags& flags, bool quiet) {
     return corpusFail(environment.error());
   const env::EnvironmentDescription& d = (*environment)->describe();
   if (!d.optimizedIr)
-    return corpusFail(makeError(
-        ErrorCode::kInvalidArgument,
-        "problem {} {}: there is no optimised IR to prepare", d.problem,
-        options->fullCompile ? "with --full-compile compiles in full"
-                             : "makes decisions in the IR pipeline (only the register "
-                               "allocation problems compile optimised IR)"));
+    return corpusFail(makeError(ErrorCode::kInvalidArgument,
+                                "problem {} {}: there is no optimised IR to prepare", d.problem,
+                                options->fullCompile
+                                    ? "with --full-compile compiles in full"
+                                    : "makes decisions in the IR pipeline (only the register "
+                                      "allocation problems compile optimised IR)"));
   size_t done = 0;
   bool progress = !quiet && ::isatty(STDERR_FILENO) == 1;
   auto onModule = [&](const std::string& module, const std::string& error) {
