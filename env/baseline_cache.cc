@@ -1,22 +1,14 @@
 //===- env/baseline_cache.cc - default scores on disk ----------------------===//
 #include "mlgo/env/baseline_cache.h"
 
+#include "cache_files.h"
 #include "mlgo/support/cleanup_scope.h"
 
-#include <llvm/Support/BLAKE3.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 namespace mlgo::env {
@@ -24,62 +16,23 @@ namespace {
 
 constexpr int kFormat = 1;
 
-std::string hex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
-
-void update(llvm::BLAKE3& hasher, std::string_view text) {
-  // Length-prefixed, so ("ab","c") and ("a","bc") differ.
-  uint64_t size = text.size();
-  hasher.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size));
-  hasher.update(llvm::StringRef(text.data(), text.size()));
-}
-
-std::string uniqueSuffix() {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng(std::random_device{}());
-  return fmt::format("{}.{}.{:x}", ::getpid(), counter.fetch_add(1), rng());
-}
-
 } // namespace
 
 Result<std::string> fileDigest(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::error_code ec;
-    bool exists = std::filesystem::exists(path, ec);
-    return makeError(exists ? ErrorCode::kIo : ErrorCode::kNotFound, "cannot read {}",
-                     path.string());
-  }
-  llvm::BLAKE3 hasher;
-  char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    hasher.update(llvm::StringRef(buffer, static_cast<size_t>(in.gcount())));
-  }
-  if (in.bad())
-    return makeError(ErrorCode::kIo, "error reading {}", path.string());
-  auto digest = hasher.final();
-  return hex(digest);
+  auto digest = detail::digestFile(path);
+  if (!digest.ok())
+    return digest.error();
+  return std::move(digest->digest);
 }
 
 std::string baselineKey(std::string_view bitcodeDigest, std::span<const std::string> args,
                         std::string_view clangVersion) {
-  llvm::BLAKE3 hasher;
-  update(hasher, fmt::format("mlgo-env baseline v{}", kFormat));
-  update(hasher, bitcodeDigest);
-  update(hasher, clangVersion);
+  detail::KeyHasher hasher(fmt::format("mlgo-env baseline v{}", kFormat));
+  hasher.add(bitcodeDigest);
+  hasher.add(clangVersion);
   for (const std::string& arg : args)
-    update(hasher, arg);
-  auto digest = hasher.final();
-  return hex(digest);
+    hasher.add(arg);
+  return hasher.finish();
 }
 
 std::filesystem::path BaselineCache::defaultDir() {
@@ -150,41 +103,13 @@ Status BaselineCache::store(std::string_view key, const ModuleScore& score) cons
 
   // Written to a registered temporary and renamed into place, so neither a
   // failure nor an interruption (cleanup_scope.h) leaves a partial entry or a
-  // stray temporary behind. The file is made (exclusively) while it is
-  // registered, then filled.
-  auto temp = scope_->createPath([&]() -> Result<std::filesystem::path> {
-    std::filesystem::path candidate =
-        dir_ / fmt::format(".{}.json.tmp.{}", key, uniqueSuffix());
-    int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0)
-      return makeError(ErrorCode::kIo, "cannot create cache entry {}: {}", candidate.string(),
-                       std::strerror(errno));
-    ::close(fd);
-    return candidate;
-  });
+  // stray temporary behind.
+  std::filesystem::path final = dir_ / fmt::format("{}.json", key);
+  auto temp = detail::writeTemporary(*scope_, final, text);
   if (!temp.ok())
     return temp.error();
-  auto discard = [&] {
-    std::error_code ignored;
-    std::filesystem::remove(*temp, ignored);
-    scope_->removePath(*temp);
-  };
-  {
-    std::ofstream out(*temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      discard();
-      return makeError(ErrorCode::kIo, "cannot write cache entry {}", temp->string());
-    }
-  }
-  std::filesystem::path final = dir_ / fmt::format("{}.json", key);
   std::pair<std::filesystem::path, std::filesystem::path> rename{*temp, final};
-  if (Status committed = scope_->commitPaths({&rename, 1}); !committed.ok()) {
-    discard();
-    return committed;
-  }
-  return Status::success();
+  return detail::commitAll(*scope_, {&rename, 1});
 }
 
 } // namespace mlgo::env

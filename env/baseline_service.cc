@@ -32,31 +32,13 @@ void BaselineService::cancel() {
 }
 
 Result<std::string> BaselineService::keyFor(const corpus::ModuleSpec& module) {
-  std::error_code ec;
-  auto mtime = std::filesystem::last_write_time(module.bitcodePath, ec);
-  auto size = std::filesystem::file_size(module.bitcodePath, ec);
-  if (ec)
-    return makeError(ErrorCode::kNotFound, "module {}: cannot stat {}: {}", module.name,
-                     module.bitcodePath.string(), ec.message());
-  std::string digest;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = digests_.find(module.name);
-    if (it != digests_.end() && it->second.size == size && it->second.mtime == mtime)
-      digest = it->second.digest;
-  }
-  if (digest.empty()) {
-    auto computed = fileDigest(module.bitcodePath);
-    if (!computed.ok())
-      return computed.error().withContext(fmt::format("module {}", module.name));
-    digest = *computed;
-    std::lock_guard lock(mutex_);
-    digests_[module.name] = Digest{size, mtime, digest};
-  }
+  auto digest = digests_.digest(module.bitcodePath);
+  if (!digest.ok())
+    return digest.error().withContext(fmt::format("module {}", module.name));
   auto args = planner_.baselineKeyArgs(module);
   if (!args.ok())
     return args.error();
-  return baselineKey(digest, *args, clangVersion_);
+  return baselineKey(*digest, *args, clangVersion_);
 }
 
 Result<BaselineService::Handle> BaselineService::request(const corpus::ModuleSpec& module) {

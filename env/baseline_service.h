@@ -18,6 +18,7 @@
 #ifndef MLGO_ENV_BASELINE_SERVICE_H
 #define MLGO_ENV_BASELINE_SERVICE_H
 
+#include "cache_files.h"
 #include "compile_plan.h"
 #include "job_slots.h"
 #include "mlgo/env/baseline_cache.h"
@@ -70,13 +71,7 @@ private:
   support::Spawner* spawner_;
 
   std::mutex mutex_;
-  /// Module name -> (bitcode size, mtime, digest), to hash each file once.
-  struct Digest {
-    uint64_t size;
-    std::filesystem::file_time_type mtime;
-    std::string digest;
-  };
-  std::unordered_map<std::string, Digest> digests_;
+  detail::DigestMemo digests_; ///< Hashes each bitcode file once.
   std::unordered_map<std::string, ModuleScore> known_;
   std::unordered_map<std::string, BaselineFuture> inFlight_;
 

@@ -7,6 +7,7 @@ namespace {
 constexpr std::string_view kObjectName = "out.o";
 constexpr std::string_view kRemarksName = "remarks.opt";
 constexpr std::string_view kChannelName = "channel";
+constexpr std::string_view kOptimizedName = "opt.bc";
 
 bool isCc1(const std::vector<std::string>& args) {
   return !args.empty() && args[0] == "-cc1";
@@ -66,6 +67,50 @@ Result<PlannedCompile> CompilePlanner::baseline(const corpus::ModuleSpec& module
 Result<std::vector<std::string>>
 CompilePlanner::baselineKeyArgs(const corpus::ModuleSpec& module) const {
   auto args = baseArgs(module, "<object>", "<remarks>");
+  if (!args.ok())
+    return args.error();
+  std::string bitcode = module.bitcodePath.string();
+  for (std::string& arg : *args)
+    if (arg == bitcode)
+      arg = "<bitcode>";
+  return args;
+}
+
+Result<std::vector<std::string>>
+CompilePlanner::optimizationArgs(const corpus::ModuleSpec& module,
+                                 const std::filesystem::path& output) const {
+  auto args = corpus::recompileArgs(module, output, rules_);
+  if (!args.ok())
+    return args.error().withContext(fmt::format("module {}", module.name));
+  if (!isCc1(*args))
+    return makeError(ErrorCode::kInvalidArgument,
+                     "module {}: its optimised IR is made from cc1 commands only", module.name);
+  // cc1 takes the last action flag: this one overrides the command's -emit-obj.
+  args->insert(args->end(), {"-emit-llvm-bc", "-emit-llvm-uselists"});
+  return args;
+}
+
+Result<PlannedCompile> CompilePlanner::optimization(const corpus::ModuleSpec& module) const {
+  auto dir = support::TempDir::create(*scope_, "mlgo-env-optimize-", tempParent_);
+  if (!dir.ok())
+    return dir.error();
+  PlannedCompile planned{std::move(*dir), {}};
+  CompileCommand& command = planned.command;
+  command.objectPath = planned.dir.path() / kOptimizedName;
+  auto args = optimizationArgs(module, command.objectPath);
+  if (!args.ok())
+    return args.error();
+  command.argv.reserve(args->size() + 1);
+  command.argv.push_back(clang_.string());
+  command.argv.insert(command.argv.end(), std::make_move_iterator(args->begin()),
+                      std::make_move_iterator(args->end()));
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  return planned;
+}
+
+Result<std::vector<std::string>>
+CompilePlanner::optimizationKeyArgs(const corpus::ModuleSpec& module) const {
+  auto args = optimizationArgs(module, "<output>");
   if (!args.ok())
     return args.error();
   std::string bitcode = module.bitcodePath.string();

@@ -42,6 +42,13 @@ public:
   /// The baseline's arguments with the per-compile paths and the bitcode
   /// path replaced by placeholders: what the cache key hashes.
   Result<std::vector<std::string>> baselineKeyArgs(const corpus::ModuleSpec& module) const;
+  /// The plain compile writing `module`'s optimised IR (optimized_ir_cache.h)
+  /// into its directory as `opt.bc` (CompileCommand::objectPath): the
+  /// recompile arguments plus `-emit-llvm-bc -emit-llvm-uselists`, without
+  /// the problem's flags. For cc1 commands only (kInvalidArgument otherwise).
+  Result<PlannedCompile> optimization(const corpus::ModuleSpec& module) const;
+  /// Its arguments with the output and bitcode paths as placeholders.
+  Result<std::vector<std::string>> optimizationKeyArgs(const corpus::ModuleSpec& module) const;
 
   const Problem& problem() const { return *problem_; }
   support::CleanupScope& scope() const { return *scope_; }
@@ -51,6 +58,8 @@ private:
                                             const std::filesystem::path& object,
                                             const std::filesystem::path& remarks) const;
   Result<PlannedCompile> plan(const corpus::ModuleSpec& module, bool interactive) const;
+  Result<std::vector<std::string>> optimizationArgs(const corpus::ModuleSpec& module,
+                                                    const std::filesystem::path& output) const;
 
   support::CleanupScope* scope_;
   const Problem* problem_;

@@ -30,9 +30,12 @@ struct Environment::Impl {
   std::optional<corpus::Corpus> corpus;
   ClangVersion clang;
   EnvironmentDescription description;
+  /// With --no-disk-cache: where the optimised IR goes (removed last).
+  support::TempDir optimizedIrDir;
   std::unique_ptr<CompilePlanner> planner;
   std::unique_ptr<JobSlots> slots;
   std::unique_ptr<BaselineService> baselines;
+  std::unique_ptr<OptimizedIrService> optimizedIr; ///< Null: full compiles.
   EpisodeContext context;
 
   std::mutex samplerMutex;
@@ -62,6 +65,9 @@ struct Environment::Impl {
   Result<ResetResult> startOn(size_t moduleIndex, const EpisodeOptions& episodeOptions,
                               const support::InterruptCheck* stop);
   Result<std::shared_future<Embedding>> moduleEmbedding(size_t moduleIndex);
+  /// Opens the optimised-IR cache (in `<cacheDir>/optimized-ir`, or a
+  /// temporary directory without a disk cache) and its service.
+  Status startOptimizedIr(const std::optional<std::filesystem::path>& cacheDir);
   void forgetEmbedding(size_t moduleIndex);
 };
 
@@ -192,6 +198,11 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->context.limits.scope = &scope;
   impl->context.limits.spawner = &impl->spawner;
   impl->context.limits.cancel = &impl->stopping;
+  if (!options.fullCompile && (*problem)->decidesInCodegen()) {
+    if (Status st = impl->startOptimizedIr(cache ? std::optional(cache->dir()) : std::nullopt);
+        !st.ok())
+      return st.error();
+  }
 
   impl->description = describeProblem(**problem, **bound);
   impl->description.corpusRoot = impl->corpus->root();
@@ -201,6 +212,10 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   impl->description.jobs = jobs;
   if (cache)
     impl->description.cacheDir = cache->dir();
+  if (impl->optimizedIr) {
+    impl->description.optimizedIr = true;
+    impl->description.optimizedIrDir = impl->optimizedIr->cache().dir();
+  }
   if (vocabulary) {
     impl->description.ir2vecVocabulary = problemOptions.ir2vecVocabulary;
     impl->description.ir2vecDimension = vocabulary->dimension();
@@ -209,7 +224,50 @@ Result<std::unique_ptr<Environment>> Environment::create(const EnvironmentOption
   return std::unique_ptr<Environment>(new Environment(std::move(impl)));
 }
 
+Status Environment::Impl::startOptimizedIr(const std::optional<std::filesystem::path>& cacheDir) {
+  // Twins' arguments carry -disable-llvm-optzns, which rules rewrite too.
+  constexpr std::string_view kAdded = "-disable-llvm-optzns";
+  std::vector<std::string> touching = options.flagRules.deleteFlags;
+  for (const auto& [flag, value] : options.flagRules.replaceFlags)
+    touching.push_back(flag);
+  for (const std::string& flag : touching)
+    if (kAdded.starts_with(flag))
+      return makeError(ErrorCode::kInvalidArgument,
+                       "the flag rule for '{}' would apply to {}, which episodes compiling "
+                       "optimised IR add; drop the rule or compile in full (--full-compile)",
+                       flag, kAdded);
+  std::filesystem::path dir;
+  if (cacheDir) {
+    dir = *cacheDir / "optimized-ir";
+  } else {
+    auto temp = support::TempDir::create(*scope, "mlgo-env-optir-", options.tempDir);
+    if (!temp.ok())
+      return temp.error();
+    optimizedIrDir = std::move(*temp);
+    dir = optimizedIrDir.path();
+  }
+  auto cache = OptimizedIrCache::open(*scope, dir);
+  if (!cache.ok())
+    return cache.error();
+  optimizedIr = std::make_unique<OptimizedIrService>(*driver, *planner, *slots, std::move(*cache),
+                                                     clang.fullText, context.limits);
+  context.optimizedIr = optimizedIr.get();
+  return Status::success();
+}
+
 Environment::Environment(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<PreparedModule> Environment::prepareModule(std::string_view name) {
+  auto module = impl_->corpus->find(name);
+  if (!module.ok())
+    return module.error();
+  if (!impl_->optimizedIr)
+    return PreparedModule{*module, false, false};
+  auto prepared = impl_->optimizedIr->prepare(**module);
+  if (!prepared.ok())
+    return prepared.error();
+  return PreparedModule{prepared->spec, prepared->spec != *module, prepared->built};
+}
 
 Environment::~Environment() {
   std::unordered_map<EpisodeId, std::shared_ptr<Episode>> episodes;

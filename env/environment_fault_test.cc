@@ -189,7 +189,7 @@ TEST(FakeFaults, NoFreeJobSlotEndsTheStepAndReleasesTheEpisode) {
   CompilePlanner planner(scope, **problem, "clang", {}, {}, temp);
   JobSlots slots(1);
   BaselineService baselines(fake.driver(), planner, slots, std::nullopt, "test", 30s, 1);
-  EpisodeContext context{*problem, &planner, &slots, &baselines, &fake.driver(), *bound, {}};
+  EpisodeContext context{*problem, &planner, &slots, &baselines, &fake.driver(), *bound, {}, nullptr};
   context.limits.compileTimeout = 200ms;
   context.limits.scope = &scope;
 

@@ -59,11 +59,21 @@ Result<const Result<ModuleScore>*> Episode::awaitBaseline() {
 
 Status Episode::start(StepResult& result, const support::InterruptCheck* stop) {
   support::InterruptScope scope(interrupt_, stop);
-  auto baseline = context_->baselines->request(*module_);
+  // What clang compiles: the module's optimised-IR twin, for problems
+  // decided in codegen; the default score comes from the same path. (Its
+  // first build, one optimising compile, does not ask the interrupt.)
+  const corpus::ModuleSpec* source = module_;
+  if (context_->optimizedIr != nullptr) {
+    auto prepared = context_->optimizedIr->prepare(*module_);
+    if (!prepared.ok())
+      return fail(prepared.error());
+    source = prepared->spec;
+  }
+  auto baseline = context_->baselines->request(*source);
   if (!baseline.ok())
     return fail(baseline.error());
   baseline_ = std::move(*baseline);
-  auto planned = context_->planner->interactive(*module_);
+  auto planned = context_->planner->interactive(*source);
   if (!planned.ok())
     return fail(planned.error());
   advice_.resize(context_->bound->actionSpec().byteSize());

@@ -14,6 +14,7 @@
 #include "job_slots.h"
 #include "mlgo/env/compiler_driver.h"
 #include "mlgo/env/environment.h"
+#include "optimized_ir_service.h"
 
 #include <mutex>
 
@@ -30,6 +31,9 @@ struct EpisodeContext {
   /// must equal it (its specs are what describe() promised).
   std::shared_ptr<const BoundProblem> bound;
   SessionLimits limits;
+  /// Set for problems decided in codegen unless full compiles were asked
+  /// for: episodes compile the module's optimised IR.
+  OptimizedIrService* optimizedIr = nullptr;
 };
 
 class Episode {

@@ -206,6 +206,7 @@ public:
   }
   std::string_view demoCorpusVariant() const override { return "O2"; }
   ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
+  bool decidesInCodegen() const override { return true; }
 
   std::vector<std::string> interactiveArgs(const std::string& channelBase,
                                            const ProblemOptions& options) const override {
@@ -258,6 +259,7 @@ public:
   }
   std::string_view demoCorpusVariant() const override { return "O2"; }
   ScoreKind scoreKind() const override { return ScoreKind::kRegallocCost; }
+  bool decidesInCodegen() const override { return true; }
 
   std::vector<std::string> interactiveArgs(const std::string& channelBase,
                                            const ProblemOptions&) const override {

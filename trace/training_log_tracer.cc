@@ -57,13 +57,14 @@ Result<protocol::LogHeader> traceHeaderFromTrainingLog(const protocol::LogHeader
   return makeTraceHeader(observation, log.features.back());
 }
 
-Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environment,
+Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
                                                 const std::string& module,
                                                 const env::EnvironmentOptions& options,
                                                 const protocol::LogHeader& header) {
-  auto spec = environment.corpus().find(module);
-  if (!spec.ok())
-    return spec.error();
+  auto prepared = environment.prepareModule(module);
+  if (!prepared.ok())
+    return prepared.error();
+  const corpus::ModuleSpec* spec = prepared->spec;
   auto dir =
       support::TempDir::create(environment.cleanupScope(), "mlgo-env-trace-", options.tempDir);
   if (!dir.ok())
@@ -73,7 +74,7 @@ Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environm
   command.objectPath = dir->path() / "out.o";
   command.remarksPath = dir->path() / "remarks.opt";
   std::filesystem::path log = dir->path() / "training.log";
-  auto args = corpus::recompileArgs(**spec, command.objectPath, options.flagRules);
+  auto args = corpus::recompileArgs(*spec, command.objectPath, options.flagRules);
   if (!args.ok())
     return args.error();
   command.argv.push_back(environment.describe().clangPath.string());

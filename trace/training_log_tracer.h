@@ -26,9 +26,11 @@ namespace mlgo::trace {
 Result<protocol::LogHeader> traceHeaderFromTrainingLog(const protocol::LogHeader& log);
 
 /// Compiles `module` with clang's training log on and renders its records.
+/// It compiles what episodes compile (Environment::prepareModule): for the
+/// register allocation problems, the module's optimised IR.
 /// `header` is traceHeaderFromTrainingLog() of the probe's log; a module log
 /// with other features is a kCompiler error.
-Result<TracedModule> traceModuleFromTrainingLog(const env::Environment& environment,
+Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
                                                 const std::string& module,
                                                 const env::EnvironmentOptions& options,
                                                 const protocol::LogHeader& header);

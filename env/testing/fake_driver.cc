@@ -36,15 +36,48 @@ FakeDriver::~FakeDriver() {
   releaseHangs();
 }
 
-FakeModule FakeDriver::moduleFor(const CompileCommand& command) const {
-  std::lock_guard lock(modulesMutex_);
-  for (const auto& [name, module] : options_.modules) {
-    std::string suffix = "/" + name + ".bc";
-    for (const std::string& arg : command.argv)
-      if (arg.ends_with(suffix))
-        return module;
+namespace {
+
+constexpr std::string_view kOptimizedText = "fake optimised IR of module ";
+constexpr std::string_view kCorpusText = "not bitcode, module ";
+constexpr std::string_view kCorpusEnd = ": the fake reads nothing else";
+
+bool isOptimization(const CompileCommand& command) {
+  return std::find(command.argv.begin(), command.argv.end(), "-emit-llvm-bc") !=
+         command.argv.end();
+}
+
+} // namespace
+
+std::string FakeDriver::moduleNameFor(const CompileCommand& command) const {
+  {
+    std::lock_guard lock(modulesMutex_);
+    for (const auto& [name, module] : options_.modules) {
+      std::string suffix = "/" + name + ".bc";
+      for (const std::string& arg : command.argv)
+        if (arg.ends_with(suffix))
+          return name;
+    }
   }
-  return options_.fallback;
+  // Otherwise the input says: a fake corpus's .bc, or what a fake
+  // optimisation wrote (a twin).
+  auto ir = std::find(command.argv.begin(), command.argv.end(), "ir");
+  if (ir == command.argv.end() || std::next(ir) == command.argv.end())
+    return "";
+  std::ifstream in(*std::next(ir), std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.starts_with(kOptimizedText))
+    return text.substr(kOptimizedText.size());
+  if (text.starts_with(kCorpusText))
+    return text.substr(kCorpusText.size(), text.rfind(kCorpusEnd) - kCorpusText.size());
+  return "";
+}
+
+FakeModule FakeDriver::moduleFor(const CompileCommand& command) const {
+  std::string name = moduleNameFor(command);
+  std::lock_guard lock(modulesMutex_);
+  auto it = options_.modules.find(name);
+  return it != options_.modules.end() ? it->second : options_.fallback;
 }
 
 void FakeDriver::setModule(const std::string& name, FakeModule module) {
@@ -107,12 +140,16 @@ Result<CompileReport> FakeDriver::runPlain(support::CleanupScope&, const Compile
                                            std::chrono::milliseconds timeout,
                                            const std::atomic<bool>* cancel, support::Spawner*) {
   FakeModule module = moduleFor(command);
+  bool optimization = isOptimization(command);
   {
     std::lock_guard lock(state_->mutex);
-    ++state_->plain;
+    ++(optimization ? state_->optimized : state_->plain);
   }
   CompileReport report;
-  switch (module.baselineFault) {
+  if (optimization && module.optimizeTime.count() > 0 &&
+      hangUntil(*state_, Clock::now() + module.optimizeTime, cancel))
+    return makeError(ErrorCode::kInternal, "fake compiler: cancelled");
+  switch (optimization ? module.optimizeFault : module.baselineFault) {
   case FakeFault::kHang:
     if (hangUntil(*state_, Clock::now() + timeout, cancel))
       return makeError(ErrorCode::kInternal, "fake compiler: cancelled");
@@ -129,6 +166,14 @@ Result<CompileReport> FakeDriver::runPlain(support::CleanupScope&, const Compile
     break;
   }
   report.exit.exited = true;
+  if (optimization) {
+    std::ofstream out(command.objectPath, std::ios::binary);
+    out << kOptimizedText << moduleNameFor(command);
+    if (!out.flush())
+      return makeError(ErrorCode::kIo, "fake compiler cannot write {}",
+                       command.objectPath.string());
+    return report;
+  }
   MLGO_TRY(writeFakeObject(command.objectPath, module.defaultScore));
   return report;
 }
@@ -167,6 +212,10 @@ size_t FakeDriver::plainCompiles() const {
   std::lock_guard lock(state_->mutex);
   return state_->plain;
 }
+size_t FakeDriver::optimizeCompiles() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->optimized;
+}
 size_t FakeDriver::answersReceived() const {
   std::lock_guard lock(state_->mutex);
   return state_->answers;
@@ -192,7 +241,7 @@ Status writeFakeCorpus(const fs::path& dir, std::span<const std::string> modules
     fs::create_directories((dir / name).parent_path(), ec);
     // Distinct bytes: the baseline cache key hashes them.
     std::ofstream((dir / (name + ".bc")), std::ios::binary)
-        << "not bitcode, module " << name << ": the fake never reads it";
+        << kCorpusText << name << kCorpusEnd;
     std::ofstream((dir / (name + ".cmd")), std::ios::binary) << std::string("-cc1\0-O2\0", 9);
     list += (list.empty() ? "\"" : ",\"") + name + "\"";
   }

@@ -17,7 +17,11 @@
 /// means at the end of the stream.
 ///
 /// Modules are told apart by their bitcode path in the command's argv
-/// (`.../<module name>.bc`); a module with no entry plays `fallback`.
+/// (`.../<module name>.bc`); a module with no entry plays `fallback`. An
+/// optimisation compile (argv has `-emit-llvm-bc`) writes the text `fake
+/// optimised IR of module <name>` as its output, and a compile whose `-x ir`
+/// input holds that text plays module <name> (episodes of the register
+/// allocation problems compile such twins, optimized_ir_cache.h).
 ///
 /// Thread safety: every member is thread-safe; sessions are used by one
 /// thread at a time (as CompilerSession requires). Blocking: only kHang
@@ -79,6 +83,10 @@ struct FakeModule {
   /// kExitCode; others are ignored).
   double defaultScore = 100;
   FakeFault baselineFault = FakeFault::kNone;
+  /// The optimisation compile: its fault (kDie, kHang or kExitCode), and
+  /// how long it takes before it ends (cancellable, like kHang).
+  FakeFault optimizeFault = FakeFault::kNone;
+  std::chrono::milliseconds optimizeTime{0};
 };
 
 struct FakeDriverOptions {
@@ -132,6 +140,8 @@ public:
   size_t liveSessions() const;
   size_t plainCompiles() const;
   size_t answersReceived() const;
+  /// Optimisation compiles run (not counted in plainCompiles()).
+  size_t optimizeCompiles() const;
 
   /// Shared with the sessions (which may outlive nothing but the driver).
   struct State {
@@ -143,10 +153,13 @@ public:
     size_t live = 0;
     size_t plain = 0;
     size_t answers = 0;
+    size_t optimized = 0;
   };
 
 private:
   FakeModule moduleFor(const CompileCommand& command) const;
+  /// The corpus module a command compiles (see the file comment), or "".
+  std::string moduleNameFor(const CompileCommand& command) const;
 
   mutable std::mutex modulesMutex_;
   FakeDriverOptions options_;
@@ -162,9 +175,9 @@ bool hangUntil(FakeDriver::State& state, std::chrono::steady_clock::time_point d
 /// e.g. "inlining.stream". kNotFound naming the file.
 Result<std::string> loadRecordedStream(std::string_view name);
 
-/// Writes a corpus of `modules` (names) into `dir`: for each a `.bc` whose
-/// bytes mean nothing (the fake never reads them) but differ per module (the
-/// baseline cache key hashes them), and a `.cmd` `-cc1 -O2`.
+/// Writes a corpus of `modules` (names) into `dir`: for each a `.bc` that
+/// is not bitcode but names its module (distinct bytes: cache keys hash
+/// them), and a `.cmd` `-cc1 -O2`.
 Status writeFakeCorpus(const std::filesystem::path& dir, std::span<const std::string> modules);
 
 /// An Environment on a FakeDriver over a fake corpus, in a fresh directory

@@ -66,7 +66,8 @@ def make(problem: str = "inlining", corpus: Optional[str] = None, *,
          module_embeddings: Optional[bool] = None,
          delete_flags: Optional[Sequence[str]] = None,
          replace_flags: Optional[Sequence[str]] = None,
-         add_flags: Optional[Sequence[str]] = None) -> Env:
+         add_flags: Optional[Sequence[str]] = None,
+         full_compile: Optional[bool] = None) -> Env:
     """An ``Env`` for ``problem`` ("inlining", "regalloc", "regalloc-priority").
 
     In process (``remote=None``): ``corpus`` (directory; default the bundled
@@ -77,8 +78,11 @@ def make(problem: str = "inlining", corpus: Optional[str] = None, *,
     ``max_episodes``, ``include_default_feature``, ``sampler`` ("uniform",
     "without-replacement", "round-robin") and ``seed``, ``delete_flags`` /
     ``replace_flags`` / ``add_flags`` - the same as mlgo-env's flags of the
-    same names. Errors in them raise ``InvalidParams`` (or ``EpisodeFailed``
-    when clang cannot be probed) naming the problem.
+    same names, and ``full_compile`` (mlgo-env's ``--full-compile``: register
+    allocation episodes compile each module in full instead of from its
+    cached optimised IR; same scores, about twice the time). Errors in them
+    raise ``InvalidParams`` (or ``EpisodeFailed`` when clang cannot be
+    probed) naming the problem.
 
     Remote: ``remote="unix:PATH"`` or ``"HOST:PORT"`` (``mlgo-env serve``), a
     list (an mlgo-env command spoken to over stdio), or a ``Client``. The
@@ -91,13 +95,14 @@ def make(problem: str = "inlining", corpus: Optional[str] = None, *,
         compile_timeout=compile_timeout, max_observations=max_observations,
         max_episodes=max_episodes, include_default_feature=include_default_feature,
         sampler=sampler, seed=seed, module_embeddings=module_embeddings,
-        delete_flags=delete_flags, replace_flags=replace_flags, add_flags=add_flags)))
+        delete_flags=delete_flags, replace_flags=replace_flags, add_flags=add_flags,
+        full_compile=full_compile)))
 
 
 _MAKE_OPTIONS = {
     "corpus", "jobs", "cache_dir", "disk_cache", "ir2vec_vocab", "clang", "temp_dir",
     "compile_timeout", "max_observations", "max_episodes", "include_default_feature", "sampler",
-    "seed", "module_embeddings", "delete_flags", "replace_flags", "add_flags"}
+    "seed", "module_embeddings", "delete_flags", "replace_flags", "add_flags", "full_compile"}
 
 
 def make_vec(problem: str = "inlining", num_envs: int = 2, corpus: Optional[str] = None, *,

@@ -128,7 +128,8 @@ env::EnvironmentOptions environmentOptions(const py::dict& options) {
     static const char* const known[] = {
         "problem", "corpus", "clang", "cache_dir", "disk_cache", "jobs", "max_episodes",
         "compile_timeout", "max_observations", "temp_dir", "ir2vec_vocab", "module_embeddings",
-        "include_default_feature", "sampler", "seed", "delete_flags", "replace_flags", "add_flags"};
+        "include_default_feature", "sampler", "seed", "delete_flags", "replace_flags", "add_flags",
+        "full_compile"};
     auto key = item.first.cast<std::string>();
     if (std::find(std::begin(known), std::end(known), key) == std::end(known))
       raise(kInvalidParams, "unknown environment option '" + key + "'");
@@ -138,6 +139,7 @@ env::EnvironmentOptions environmentOptions(const py::dict& options) {
   o.clang = option<std::string>(options, "clang").value_or(MLGO_DEFAULT_CLANG);
   o.cacheDir = option<std::string>(options, "cache_dir").value_or("");
   o.useDiskCache = option<bool>(options, "disk_cache").value_or(true);
+  o.fullCompile = option<bool>(options, "full_compile").value_or(false);
   o.jobs = option<unsigned>(options, "jobs").value_or(0);
   o.maxEpisodes = option<size_t>(options, "max_episodes").value_or(o.maxEpisodes);
   if (auto seconds = option<double>(options, "compile_timeout")) {

@@ -83,3 +83,21 @@ def test_both_paths_name_the_default_decision_source(make_env):
     for backend in ("inprocess", "remote"):
         env = make_env("regalloc", backend)
         assert env.description["default_action_source"] == "host-emulation-v1:default-eviction"
+
+
+def test_optimised_ir_and_full_compiles_give_identical_trajectories(cache_dir):
+    """Register allocation episodes compile each module's cached optimised IR
+    unless full_compile: observations, infos and rewards are the same."""
+    import mlgo_env
+    fast = mlgo_env.make("regalloc", jobs=2, cache_dir=cache_dir)
+    full = mlgo_env.make("regalloc", jobs=2, cache_dir=cache_dir, full_compile=True)
+    try:
+        for seed, module in enumerate(["arena_alloc.o", "rb_tree.o"]):
+            a, b = trajectory(fast, module, seed), trajectory(full, module, seed)
+            assert len(a) == len(b) > 2
+            for step_a, step_b in zip(a, b):
+                assert_same_observation(step_a[0], step_b[0])
+                assert step_a[1:] == step_b[1:]
+    finally:
+        fast.close()
+        full.close()

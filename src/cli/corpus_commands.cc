@@ -2,7 +2,8 @@
 ///
 /// \file
 /// `mlgo-env corpus extract|make|combine|info`, with mlgo-utils' option names
-/// (`corpus build` lives in corpus_build_command.cc).
+/// (`corpus build` lives in corpus_build_command.cc, `corpus optimize` in
+/// corpus_optimize_command.cc).
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
@@ -223,6 +224,7 @@ void addCorpusCommands(CLI::App& app, Action& action) {
   addCombine(*corpusApp, action);
   addInfo(*corpusApp, action);
   addCorpusBuildCommand(*corpusApp, action);
+  addCorpusOptimizeCommand(*corpusApp, action);
 }
 
 } // namespace mlgo::cli

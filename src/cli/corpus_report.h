@@ -27,6 +27,8 @@ void printExtractSummary(const corpus::ExtractSummary& summary,
 
 /// Registers `corpus build` (corpus_build_command.cc).
 void addCorpusBuildCommand(CLI::App& corpusApp, Action& action);
+/// Registers `corpus optimize` (corpus_optimize_command.cc).
+void addCorpusOptimizeCommand(CLI::App& corpusApp, Action& action);
 
 } // namespace mlgo::cli
 

@@ -24,6 +24,10 @@ void EnvironmentFlags::addTo(CLI::App* command) {
   command->add_option("--cache-dir", o.cacheDir,
                       "baseline score cache (default: $XDG_CACHE_HOME/mlgo-env)");
   command->add_flag("--no-disk-cache", noDiskCache, "keep baseline scores in memory only");
+  command->add_flag("--full-compile", o.fullCompile,
+                    "regalloc problems: compile every episode in full from the corpus bitcode, "
+                    "not from the module's cached optimised IR (same scores, about twice the "
+                    "time)");
   command->add_option("--compile-timeout", compileTimeoutSeconds,
                       "seconds the host waits on one compiler")
       ->capture_default_str();

@@ -3,7 +3,7 @@
 /// \file
 /// The options every command that runs episodes takes (serve, the default
 /// stdio server, trace, replay --verify): --corpus, --problem, --clang,
-/// --jobs, --seed, --cache-dir, --compile-timeout, --max-observations,
+/// --jobs, --seed, --cache-dir, --full-compile, --compile-timeout, --max-observations,
 /// --ir2vec-vocab and friends. They are registered on each such
 /// (sub)command and collected into env::EnvironmentOptions by finish().
 ///

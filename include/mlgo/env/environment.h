@@ -25,6 +25,19 @@
 /// that ends - terminated, truncated or failed - is gone: later calls with
 /// its id get kNotFound.
 ///
+/// Compile path: the register allocation problems make every decision in
+/// codegen, after the IR optimisation pipeline, which never depends on
+/// them. Their episodes therefore compile each module's optimised IR, made
+/// once (clang `-emit-llvm-bc -emit-llvm-uselists`), kept in the
+/// optimised-IR cache beside the baseline cache (optimized_ir_cache.h) and
+/// compiled with `-disable-llvm-optzns`: the same code as a full compile at
+/// about half the cost. A module's first reset builds it (or finds it built
+/// by another process sharing the cache); the default score is computed on
+/// the same path, so the default policy still scores reward 0. A module
+/// whose optimisation fails fails its reset (kCompiler naming the module
+/// and the step). ThinLTO modules and driver commands are compiled in full.
+/// EnvironmentOptions::fullCompile turns the path off.
+///
 /// Rewards: 0 on intermediate steps; on the final step
 /// relativeReward(policy score, default score) (score.h), where the
 /// default score comes from a plain compile with the same flags, cached on
@@ -85,8 +98,14 @@ struct EnvironmentOptions {
   std::filesystem::path clang;
   /// Baseline cache directory; empty = BaselineCache::defaultDir().
   std::filesystem::path cacheDir;
-  /// False: baselines are kept in memory only.
+  /// False: baselines are kept in memory only, and the optimised IR in a
+  /// temporary directory of the environment's own (under tempDir).
   bool useDiskCache = true;
+  /// Register allocation problems: compile every episode (and baseline) in
+  /// full, from the corpus bitcode, instead of from the module's cached
+  /// optimised IR (see the file comment). Same scores, about twice the
+  /// cost; for checking the fast path, or corpora it does not suit.
+  bool fullCompile = false;
   /// Compilers working at once; 0 = the number of hardware threads.
   unsigned jobs = 0;
   /// Open episodes at once (each holds a live clang process).
@@ -146,6 +165,9 @@ struct EnvironmentDescription {
   std::string clangVersion;
   unsigned jobs = 0;
   std::filesystem::path cacheDir; ///< Empty when the disk cache is off.
+  /// Episodes compile cached optimised IR (the file comment); where it is.
+  bool optimizedIr = false;
+  std::filesystem::path optimizedIrDir;
   /// The IR2Vec vocabulary in use (absolute; empty when off), its dimension,
   /// and the entities it lacks (LLVM embeds them as zeros).
   std::filesystem::path ir2vecVocabulary;
@@ -212,6 +234,16 @@ struct ResetRequest {
 };
 
 using EpisodeId = uint64_t;
+
+/// What episodes of a module compile (Environment::prepareModule).
+struct PreparedModule {
+  /// The module's optimised-IR twin (its bitcode in the optimised-IR cache,
+  /// its arguments with `-disable-llvm-optzns`), or the corpus module itself
+  /// when compiled in full. Valid as long as the Environment.
+  const corpus::ModuleSpec* spec = nullptr;
+  bool optimizedIr = false; ///< spec is the twin.
+  bool built = false;       ///< This call compiled the optimised IR.
+};
 
 /// Where a non-blocking step (Environment::beginStep) stands.
 enum class StepProgress : uint8_t {
@@ -298,6 +330,13 @@ public:
   /// Episodes stay registered until closed or the environment is destroyed.
   /// Does not wait for calls in progress. Idempotent, thread-safe.
   void shutdown();
+
+  /// What episodes of `module` compile, made ready now: for the register
+  /// allocation problems (unless fullCompile), its optimised IR is loaded
+  /// and validated, or built and cached; otherwise the corpus module itself.
+  /// Blocks while building (a job slot, the compile timeout). kNotFound for
+  /// an unknown module; build errors name the module.
+  Result<PreparedModule> prepareModule(std::string_view module);
 
   /// Episodes currently open.
   size_t openEpisodes() const;

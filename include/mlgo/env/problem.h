@@ -143,6 +143,11 @@ public:
   /// The demo corpus variant the problem trains on by default ("Oz", "O2").
   virtual std::string_view demoCorpusVariant() const = 0;
   virtual ScoreKind scoreKind() const = 0;
+  /// True when every decision is made after the IR optimisation pipeline
+  /// (in codegen), which then never depends on them: episodes may compile
+  /// a module's cached optimised IR (optimized_ir_cache.h). The register
+  /// allocation problems; not inlining (the inliner is in that pipeline).
+  virtual bool decidesInCodegen() const { return false; }
 
   /// Arguments making clang ask over channel `channelBase` (each option is
   /// preceded by `-mllvm`).
