@@ -91,6 +91,9 @@ Result<LaunchOutcome> runInteractive(const LaunchOptions& options, const std::st
   if (options.command.empty())
     return makeError(ErrorCode::kInvalidArgument, "launch: no compiler command");
 
+  // A launcher killed outright (SIGKILL) cannot remove its directory; the
+  // next compile does, once that launcher's process is gone.
+  support::TempDir::reapOrphans(options.tempDir);
   auto dir = support::TempDir::create(scope, "mlgo-env-launch-", options.tempDir);
   if (!dir.ok())
     return LaunchOutcome{1, dir.error().withContext(source), 0};

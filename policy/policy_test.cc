@@ -347,8 +347,7 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
          o["decision"] = "argmax-masked";
        },
        "decision 'argmax-masked' is for problem 'regalloc', not 'inlining'"},
-      {[](auto& o) { o["problem"] = "regalloc"; },
-       "problem 'regalloc' policies decide with 'argmax-masked' (version 3), not 'logit>0'"},
+      {[](auto& o) { o["problem"] = "regalloc"; }, "'margin' is for inlining policies"},
   };
   for (const Corruption& c : cases) {
     auto obj = marginPolicy(0.0);
@@ -363,6 +362,13 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
   auto policy = parseObject(obj);
   ASSERT_FALSE(policy.ok());
   EXPECT_THAT(policy.error().message(), HasSubstr("'mask' must name the mask feature"));
+  obj = evictionPolicy();
+  obj["decision"] = "logit>0";
+  policy = parseObject(obj);
+  ASSERT_FALSE(policy.ok());
+  EXPECT_THAT(policy.error().message(),
+              HasSubstr("problem 'regalloc' policies decide with 'argmax-masked' (version 3), "
+                        "not 'logit>0'"));
   obj = evictionPolicy();
   obj["margin"] = llvm::json::Object{{"plus", "weight"}, {"minus", "is_hint"}, {"floor", 1}};
   policy = parseObject(obj);

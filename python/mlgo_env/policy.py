@@ -526,7 +526,8 @@ def check_compatible(policy: Policy, problem: str, available: Sequence[str]) -> 
     among `available` (the environment's observation features, plus inlining_default)."""
     if policy.problem != problem:
         raise PolicyError(f"the policy is for problem '{policy.problem}', not '{problem}'")
-    missing = [f for f in policy.features if f not in set(available)]
+    needed = policy.features + ([policy.mask] if policy.mask else [])
+    missing = [f for f in dict.fromkeys(needed) if f not in set(available)]
     if missing:
         raise PolicyError(f"the policy expects feature(s) {', '.join(missing)} that the "
                           f"'{problem}' environment does not provide")

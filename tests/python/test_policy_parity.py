@@ -29,8 +29,8 @@ from mlgo_env.policy import Layer, Policy, new_policy, save_policy  # noqa: E402
 from mlgo_env.trace_log import read_observations  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
-INLINING_MODULES = r"(sha256|json_parser|lz77|expr_eval|order_book)\.(c|cpp)\.o"
-REGALLOC_MODULES = r"(sha256|huffman|matrix_lu)\.(c|cpp)\.o"
+INLINING_MODULES = r"(sha256|json_parser|lz77|expr_eval|order_book)\.o"
+REGALLOC_MODULES = r"(sha256|huffman|matrix_lu)\.o"
 
 
 def run(*args, **kwargs):

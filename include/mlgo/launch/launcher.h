@@ -21,7 +21,10 @@
 /// group), remove the directory and come back as LaunchOutcome::error, which
 /// names the source file. The caller's cleanup scope owns the compiler and
 /// the directory meanwhile, so a signal handler that cleans the scope up
-/// (src/cli/interrupt.h) leaves neither behind.
+/// (src/cli/interrupt.h) leaves neither behind. A launcher killed outright
+/// (SIGKILL) still takes its compiler with it (support/spawn.h); its
+/// directory is removed by the next interactive compile
+/// (support::TempDir::reapOrphans).
 ///
 /// Per call: no temporary file but the two fifos, no Python; the policy file
 /// is read once.
