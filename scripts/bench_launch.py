@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """A real project's build through `mlgo-env launch` against the plain build, side by side.
 
-    /usr/bin/python3 scripts/bench_launch.py [--package zlib|expat] [--rounds 3] [--jobs 2]
+    /usr/bin/python3 scripts/bench_launch.py [--package zlib|<a CMake project>] [--rounds 3]
+        [--jobs 2]
         [--launcher build/src/mlgo-env-launch] [--work /tmp/mlgo-bench-launch]
 
 Fetches the Debian source package (`apt-get source`, once, into --work), configures it
-with plain clang-22, then times its own build step (zlib: `make`, expat: `cmake --build`)
+with clang-22 (a CMake project with CMAKE_<LANG>_COMPILER_LAUNCHER set on the launched
+side), builds each side once untimed, then times its own build step (zlib: `make`, others: `cmake --build`)
 `--rounds` times each way, alternating which side goes first: plainly, and with every
 compiler call going through the launcher with a policy equal to clang's default (the
 anchored margin policy at zero shift). Prints wall and CPU seconds per round, the
@@ -63,34 +65,36 @@ class Recipe:
     def __init__(self, package: str, jobs: int):
         self.package, self.jobs = package, jobs
 
-    def configure(self, tree: str, build: str) -> None:
+    def configure(self, tree: str, build: str, launcher: list[str] | None) -> None:
         env = dict(os.environ, CC="clang-22", CXX="clang++-22")
         if self.package == "zlib":
             shutil.copytree(tree, build, symlinks=True)
             subprocess.run(["./configure", "--static"], cwd=build, env=env, check=True,
                            stdout=subprocess.DEVNULL)
-        elif self.package == "expat":
-            source = tree if os.path.exists(os.path.join(tree, "CMakeLists.txt")) \
-                else os.path.join(tree, "expat")
+        else:  # a CMake project (at the top of the tree or one folder down)
+            tops = [tree] + [os.path.join(tree, d) for d in sorted(os.listdir(tree))]
+            source = next((t for t in tops if os.path.exists(os.path.join(t, "CMakeLists.txt"))),
+                          None)
+            if source is None:
+                raise SystemExit(f"bench_launch: {self.package} is neither zlib nor a CMake "
+                                 "project")
+            # The launcher through CMake's own variables, as a user would set them.
+            value = ";".join(launcher) if launcher else ""
             subprocess.run(["cmake", "-S", source, "-B", build, "-G", "Unix Makefiles",
                             "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_COMPILER=clang-22",
-                            "-DCMAKE_CXX_COMPILER=clang++-22", "-DEXPAT_BUILD_DOCS=OFF"],
+                            "-DCMAKE_CXX_COMPILER=clang++-22", "-DBUILD_TESTING=OFF",
+                            f"-DCMAKE_C_COMPILER_LAUNCHER={value}",
+                            f"-DCMAKE_CXX_COMPILER_LAUNCHER={value}"],
                            env=env, check=True, stdout=subprocess.DEVNULL)
-        else:
-            raise SystemExit(f"bench_launch: no recipe for {self.package} (zlib, expat)")
 
     def build(self, build: str, launcher: list[str] | None) -> None:
         if self.package == "zlib":
             cc = " ".join(launcher + ["clang-22"]) if launcher else "clang-22"
             cmd = ["make", f"-j{self.jobs}", f"CC={cc}", "libz.a", "example", "minigzip"]
-        else:
+        else:  # configured with its launcher
             cmd = ["cmake", "--build", build, f"-j{self.jobs}"]
-            # The launcher through CMake's own variable, as a user would set it.
-            value = ";".join(launcher) if launcher else ""
-            subprocess.run(["cmake", build, f"-DCMAKE_C_COMPILER_LAUNCHER={value}",
-                            f"-DCMAKE_CXX_COMPILER_LAUNCHER={value}"], check=True,
-                           stdout=subprocess.DEVNULL)
-        subprocess.run(cmd, cwd=build, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd, cwd=build, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
 
     def clean(self, build: str) -> None:
         if self.package == "zlib":
@@ -139,6 +143,8 @@ def main() -> int:
     p.add_argument("--launcher", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch"))
     p.add_argument("--mlgo-env", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env"))
     p.add_argument("--work", default="/tmp/mlgo-bench-launch")
+    p.add_argument("--via-mlgo-env", action="store_true",
+                   help="launch through `mlgo-env launch` (loads libLLVM.so) instead")
     a = p.parse_args()
     if a.package in RESERVED:
         print(f"bench_launch: note: {a.package} is reserved for evaluation; a build-speed "
@@ -150,15 +156,19 @@ def main() -> int:
     save_policy(zero_shift_policy(), policy)
     tree = fetch(a.package, a.work)
     recipe = Recipe(a.package, a.jobs)
+    launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + [
+        f"--policy={policy}", "--"]
+    scratch = os.path.join(a.work, "tmp")
+    os.makedirs(scratch, exist_ok=True)
+    os.environ["TMPDIR"] = scratch
     builds = {}
     for side in ("plain", "launched"):
         builds[side] = os.path.join(a.work, f"build-{a.package}-{side}")
         shutil.rmtree(builds[side], ignore_errors=True)
-        recipe.configure(tree, builds[side])
-    launcher = [a.launcher, f"--policy={policy}", "--"]
-    scratch = os.path.join(a.work, "tmp")
-    os.makedirs(scratch, exist_ok=True)
-    os.environ["TMPDIR"] = scratch
+        recipe.configure(tree, builds[side], launcher if side == "launched" else None)
+        # One untimed build first: generated files and first-time steps are not the
+        # compiles being compared.
+        recipe.build(builds[side], launcher if side == "launched" else None)
 
     print(f"bench_launch: {a.package} ({os.path.basename(tree)}), make -j{a.jobs}, "
           f"{a.rounds} rounds, launcher {' '.join(launcher)} clang-22")
@@ -190,7 +200,7 @@ def main() -> int:
 
     true = shutil.which("true")
     base = startup([true])
-    lean = startup(launcher + [true])
+    lean = startup([a.launcher, f"--policy={policy}", "--", true])
     print(f"  start-up (median of 40, pass-through to `true`): true {base:.1f} ms; "
           f"mlgo-env-launch {lean:.1f} ms (+{lean - base:.1f})", end="")
     if os.path.exists(a.mlgo_env):
