@@ -37,6 +37,24 @@ constexpr std::array<std::string_view, kStandardDeletions.size()> kStandardDelet
   return names;
 }();
 
+/// The values of `-mllvm` that make clang ask a host over a channel (what
+/// mlgo-env's problems add, env/problem.h): a module compiled through
+/// `mlgo-env launch` records them, with a channel that is long gone.
+constexpr std::string_view kInteractiveOptions[] = {"-enable-ml-inliner=",
+                                                    "-inliner-interactive-",
+                                                    "-ml-advisor-size-increase-threshold=",
+                                                    "-ml-inliner-ir2vec-vocab-file=",
+                                                    "-ir2vec-vocab-path=",
+                                                    "-regalloc-enable-advisor=",
+                                                    "-regalloc-evict-interactive-",
+                                                    "-regalloc-enable-priority-advisor=",
+                                                    "-regalloc-priority-interactive-"};
+
+bool interactiveOption(std::string_view value) {
+  return std::any_of(std::begin(kInteractiveOptions), std::end(kInteractiveOptions),
+                     [value](std::string_view prefix) { return value.starts_with(prefix); });
+}
+
 bool startsWith(std::string_view arg, std::string_view flag) {
   return arg.starts_with(flag);
 }
@@ -168,6 +186,10 @@ Result<std::vector<std::string>> recompileArgs(const ModuleSpec& module,
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     bool joined = arg.find('=') != std::string::npos;
+    if (arg == "-mllvm" && i + 1 < args.size() && interactiveOption(args[i + 1])) {
+      ++i;
+      continue;
+    }
     if (int width = standardDeletionWidth(arg); width > 0) {
       i += static_cast<std::size_t>(width - 1);
       continue;

@@ -53,6 +53,20 @@ TEST(RecompileArgs, AppliesStandardDeletionsInBothForms) {
                                  "/tmp/out.o"));
 }
 
+TEST(RecompileArgs, DropsTheInteractiveFlagsOfALaunchedCompile) {
+  ModuleSpec module = makeModule({"-cc1", "-Oz", "-mllvm", "-enable-ml-inliner=release", "-mllvm",
+                                  "-inliner-interactive-channel-base=/tmp/gone/channel", "-mllvm",
+                                  "-inliner-interactive-include-default", "-mllvm",
+                                  "-ml-advisor-size-increase-threshold=100", "-mllvm",
+                                  "-regalloc-enable-advisor=release", "-mllvm",
+                                  "-regalloc-evict-interactive-channel-base=/tmp/gone/c2", "-mllvm",
+                                  "-unroll-count=2", "-emit-obj"});
+  auto args = recompileArgs(module, "/tmp/out.o");
+  ASSERT_TRUE(args.ok()) << args.error().message();
+  EXPECT_THAT(*args, ElementsAre("-cc1", "-Oz", "-mllvm", "-unroll-count=2", "-emit-obj", "-x",
+                                 "ir", "/c/lib/m.o.bc", "-o", "/tmp/out.o"));
+}
+
 TEST(RecompileArgs, StandardDeletionsMatchWholeFlagsOnly) {
   // -MTfoo is not -MT, and -fembed-bitcode-marker-like spellings of other
   // flags must survive; only exact or `flag=` matches are deleted.

@@ -49,6 +49,9 @@ public:
   const protocol::LogHeader* header() const override { return requests_.header(); }
   uint64_t observations() const override { return requests_.observations(); }
   pid_t pid() const override { return process_ ? process_->pid() : -1; }
+  std::optional<support::ExitStatus> exitStatus() const override {
+    return process_ ? process_->exitStatus() : std::nullopt;
+  }
   const CompileCommand& command() const override { return command_; }
 
 private:
@@ -103,8 +106,9 @@ Status ProcessSession::start() {
   started_ = support::Clock::now();
   if (limits_.scope == nullptr)
     return makeError(ErrorCode::kInternal, "a compiler session needs a cleanup scope");
-  auto process = support::Subprocess::spawn(*limits_.scope,
-                                            {command_.argv, command_.environment, limits_.spawner});
+  auto process = support::Subprocess::spawn(
+      *limits_.scope,
+      {command_.argv, command_.environment, limits_.spawner, command_.inheritOutput});
   if (!process.ok())
     return process.error();
   process_ = std::move(*process);

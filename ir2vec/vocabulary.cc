@@ -211,9 +211,4 @@ std::filesystem::path defaultVocabularyPath() {
   return MLGO_IR2VEC_DEFAULT_VOCAB;
 }
 
-std::vector<std::string> inlinerVocabularyFlags(const std::filesystem::path& path) {
-  return {"-mllvm", "-ml-inliner-ir2vec-vocab-file=" + path.string(), "-mllvm",
-          "-ir2vec-vocab-path=" + path.string()};
-}
-
 } // namespace mlgo::ir2vec

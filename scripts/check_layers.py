@@ -5,10 +5,12 @@ One folder = one layer = one CMake library (mlgo::<layer>), with its public
 headers in include/mlgo/<layer>/. Arrows point down only:
 
     support protocol corpus ir2vec   leaves: may use support only
-    env                              may use the leaves
-    trace, server                    may use env and the leaves, not each other
+    policy                           the policy runner: protocol and support
+    env                              may use the leaves and policy
+    trace, launch                    may use env, policy and the leaves, not each other
+    server                           may use env and the leaves, not trace or launch
     src                              the mlgo-env executable alone: anything
-    python (python/src)              the pybind11 core: env and the leaves
+    python (python/src)              the pybind11 core: env, policy and the leaves
 
 Fails (exit 1), naming file, line and what it used, when:
   1. a layer's file (<layer>/**, include/mlgo/<layer>/**) includes
@@ -32,16 +34,18 @@ import sys
 import tempfile
 
 LEAVES = ["support", "protocol", "corpus", "ir2vec"]
-LAYERS = LEAVES + ["env", "trace", "server"]
+LAYERS = LEAVES + ["policy", "env", "trace", "server", "launch"]
 ALLOWED = {
     "support": {"support"},
     "protocol": {"support", "protocol"},
     "corpus": {"support", "corpus"},
     "ir2vec": {"support", "ir2vec"},
-    "env": set(LEAVES) | {"env"},
-    "trace": set(LEAVES) | {"env", "trace"},
+    "policy": {"support", "protocol", "policy"},
+    "env": set(LEAVES) | {"env", "policy"},
+    "trace": set(LEAVES) | {"env", "policy", "trace"},
     "server": set(LEAVES) | {"env", "server"},
-    "python": set(LEAVES) | {"env"},
+    "launch": set(LEAVES) | {"env", "policy", "launch"},
+    "python": set(LEAVES) | {"env", "policy"},
     "src": set(LAYERS),
 }
 # Folders checked, by layer (python/src is the package's compiled core).
@@ -233,6 +237,12 @@ def self_test():
                                  "target_include_directories(mlgo_server PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n",
         "trace/CMakeLists.txt": "target_link_libraries(mlgo_trace PUBLIC mlgo::env mlgo::llvm)\n"
                                 "target_include_directories(mlgo_trace PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})\n",
+        "policy/r.cc": '#include "mlgo/protocol/p.h"\n#include "mlgo/env/e.h"\n',
+        "policy/CMakeLists.txt": "target_link_libraries(mlgo_policy PUBLIC mlgo::protocol mlgo::corpus)\n",
+        "launch/l.cc": '#include "mlgo/policy/r.h"\n#include "mlgo/env/e.h"\n'
+                       '#include "mlgo/trace/t.h"\n',
+        "launch/CMakeLists.txt": "target_link_libraries(mlgo_launch PUBLIC mlgo::env mlgo::policy)\n"
+                                 "target_link_libraries(mlgo_launch PRIVATE mlgo::server)\n",
     }
     expected = [
         'protocol/p.cc:2: protocol may not include "mlgo/env/e.h"',
@@ -248,6 +258,10 @@ def self_test():
         "env/CMakeLists.txt:2: env may not link mlgo::server",
         "server/CMakeLists.txt:1: server may not link mlgo::trace",
         "server/CMakeLists.txt:2: mlgo_server exports ${CMAKE_CURRENT_SOURCE_DIR} as an include root",
+        'policy/r.cc:2: policy may not include "mlgo/env/e.h"',
+        "policy/CMakeLists.txt:1: policy may not link mlgo::corpus",
+        'launch/l.cc:3: launch may not include "mlgo/trace/t.h"',
+        "launch/CMakeLists.txt:2: launch may not link mlgo::server",
     ]
     with tempfile.TemporaryDirectory(prefix="mlgo-check-layers-") as root:
         for name, text in files.items():

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   mlgo::cli::addEnvCommands(app, action);
   mlgo::cli::addServerCommands(app, action);
   mlgo::cli::addTraceCommands(app, action);
+  mlgo::cli::addLaunchCommand(app, action);
+  mlgo::cli::addPolicyCommands(app, action);
 
   try {
     app.parse(argc, argv);

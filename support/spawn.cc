@@ -67,7 +67,7 @@ Result<std::string> resolveProgram(const std::string& program) {
 /// failure stores errno in `*error` (memory shared with the parent until
 /// exec) and exits with 127.
 [[noreturn]] void becomeChild(const char* path, char* const* argv, char* const* envp, int outputFd,
-                              pid_t host, volatile int* error) {
+                              int errorFd, pid_t host, volatile int* error) {
   auto failWith = [error](int code) { childFailed(error, code); };
   // Dies with the spawner thread. If the host died before this took
   // effect, we were reparented already: nobody would ever kill us.
@@ -77,12 +77,16 @@ Result<std::string> resolveProgram(const std::string& program) {
     ::_exit(127);
   if (::setpgid(0, 0) != 0)
     failWith(errno);
+  // Out of the way of the dup2()s below first (either may be 0, 1 or 2).
   int out = outputFd;
   if (out <= STDERR_FILENO && (out = ::fcntl(outputFd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) < 0)
     failWith(errno);
+  int err = out;
+  if (errorFd >= 0 && (err = ::fcntl(errorFd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1)) < 0)
+    failWith(errno);
   int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null < 0 || ::dup2(null, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 ||
-      ::dup2(out, STDERR_FILENO) < 0)
+      ::dup2(err, STDERR_FILENO) < 0)
     failWith(errno);
   if (::close_range(STDERR_FILENO + 1, ~0U, 0) != 0) {
     struct rlimit limit;
@@ -116,7 +120,8 @@ Result<pid_t> spawnNow(const SpawnRequest& request) {
   volatile int childError = 0;
   pid_t pid = ::vfork();
   if (pid == 0)
-    becomeChild(path->c_str(), argv.data(), envp.data(), request.outputFd, host, &childError);
+    becomeChild(path->c_str(), argv.data(), envp.data(), request.outputFd, request.errorFd, host,
+                &childError);
   if (pid < 0)
     return makeError(ErrorCode::kIo, "cannot run '{}': fork: {}", program, std::strerror(errno));
   if (childError != 0) {

@@ -9,6 +9,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace mlgo::support {
@@ -86,6 +89,44 @@ TEST(Spawner, ChildGetsItsOwnGroupCleanDescriptorsAndOutput) {
   EXPECT_EQ(out.find("leaked"), std::string::npos) << out;
   EXPECT_NE(out.find("err"), std::string::npos) << out;
   EXPECT_NE(out.find("stdin=1"), std::string::npos) << out; // EOF from /dev/null.
+}
+
+TEST(Spawner, InheritedOutputGoesToTheHostsStdoutAndStderrApart) {
+  CleanupScope scope; // Outlives what is registered in it.
+  char outName[] = "/tmp/mlgo-spawn-out-XXXXXX";
+  char errName[] = "/tmp/mlgo-spawn-err-XXXXXX";
+  int outFile = ::mkstemp(outName);
+  int errFile = ::mkstemp(errName);
+  ASSERT_GE(outFile, 0);
+  ASSERT_GE(errFile, 0);
+  // The host's own stdout and stderr become the two files for the spawn.
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int savedOut = ::dup(STDOUT_FILENO), savedErr = ::dup(STDERR_FILENO);
+  ::dup2(outFile, STDOUT_FILENO);
+  ::dup2(errFile, STDERR_FILENO);
+  SpawnOptions options{{"sh", "-c", "echo to-out; echo to-err >&2"}, {}, nullptr, true};
+  auto spawned = Subprocess::spawn(scope, options);
+  ::dup2(savedOut, STDOUT_FILENO);
+  ::dup2(savedErr, STDERR_FILENO);
+  ::close(savedOut);
+  ::close(savedErr);
+  ASSERT_TRUE(spawned.ok()) << spawned.error().message();
+  EXPECT_EQ((*spawned)->outputFd(), -1);
+  ASSERT_TRUE((*spawned)->waitUntil(Clock::now() + 10s).ok());
+  EXPECT_TRUE((*spawned)->exitStatus()->success());
+  EXPECT_EQ((*spawned)->outputText(), "");
+  auto contents = [](int fd) {
+    char buffer[64] = {};
+    ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+    return std::string(buffer, n > 0 ? size_t(n) : 0);
+  };
+  EXPECT_EQ(contents(outFile), "to-out\n");
+  EXPECT_EQ(contents(errFile), "to-err\n");
+  ::close(outFile);
+  ::close(errFile);
+  ::unlink(outName);
+  ::unlink(errName);
 }
 
 TEST(Spawner, MissingAndUnrunnableProgramsAreErrors) {

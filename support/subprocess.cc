@@ -113,8 +113,8 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(CleanupScope& scope,
     return makeError(ErrorCode::kInvalidArgument, "cannot start a process: empty command line");
   const std::string& program = options.argv[0];
 
-  int pipeFds[2];
-  if (::pipe2(pipeFds, O_CLOEXEC) != 0)
+  int pipeFds[2] = {-1, -1};
+  if (!options.inheritOutput && ::pipe2(pipeFds, O_CLOEXEC) != 0)
     return makeError(ErrorCode::kIo, "cannot start '{}': pipe: {}", program, errnoText(errno));
   std::unique_ptr<Subprocess> child(new Subprocess());
   child->scope_ = &scope;
@@ -124,15 +124,18 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(CleanupScope& scope,
   SpawnRequest request;
   request.argv = options.argv;
   request.environment = childEnvironment(options.extraEnvironment);
-  request.outputFd = pipeFds[1];
+  request.outputFd = options.inheritOutput ? STDOUT_FILENO : pipeFds[1];
+  request.errorFd = options.inheritOutput ? STDERR_FILENO : -1;
   Spawner& spawner = options.spawner != nullptr ? *options.spawner : scope.spawner();
 
   if (Status admitted = scope.beginSpawn(program); !admitted.ok()) {
-    ::close(pipeFds[1]);
+    if (pipeFds[1] >= 0)
+      ::close(pipeFds[1]);
     return admitted.error();
   }
   auto spawned = spawner.spawn(request);
-  ::close(pipeFds[1]);
+  if (pipeFds[1] >= 0)
+    ::close(pipeFds[1]);
   // Registered before the scope's cleanup() can look (it waits for spawns
   // under way), so a child started during a cleanup is killed too.
   scope.endSpawn(spawned.ok() ? *spawned : -1);
@@ -140,7 +143,8 @@ Result<std::unique_ptr<Subprocess>> Subprocess::spawn(CleanupScope& scope,
     return spawned.error();
   child->pid_ = *spawned;
   child->exitFd_ = openPidfd(child->pid_);
-  ::fcntl(child->outputFd_, F_SETFL, ::fcntl(child->outputFd_, F_GETFL) | O_NONBLOCK);
+  if (child->outputFd_ >= 0)
+    ::fcntl(child->outputFd_, F_SETFL, ::fcntl(child->outputFd_, F_GETFL) | O_NONBLOCK);
   return child;
 }
 

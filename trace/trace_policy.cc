@@ -3,7 +3,30 @@
 
 namespace mlgo::trace {
 
+Status TracePolicy::bind(const env::EnvironmentDescription& description) {
+  if (source != PolicySource::kFile)
+    return Status::success();
+  auto made = file->bind(description.observationSpecs);
+  if (!made.ok())
+    return made.error();
+  bound = std::make_shared<const policy::BoundPolicy>(std::move(*made));
+  offsets = description.observationOffsets;
+  return Status::success();
+}
+
 Result<env::ActionValue> TracePolicy::choose(const env::StepResult& step) const {
+  if (source == PolicySource::kFile) {
+    if (!bound)
+      return makeError(ErrorCode::kInternal, "policy {}: not bound to the observations", name);
+    const std::vector<std::byte>& bytes = step.observation.bytes;
+    std::vector<std::span<const std::byte>> tensors;
+    tensors.reserve(offsets.size());
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      size_t end = i + 1 < offsets.size() ? offsets[i + 1] : bytes.size();
+      tensors.emplace_back(bytes.data() + offsets[i], end - offsets[i]);
+    }
+    return env::ActionValue(bound->decide(tensors));
+  }
   const std::optional<env::ActionValue>& action =
       source == PolicySource::kClangDefault ? step.defaultAction : step.fallbackAction;
   if (!action)
@@ -37,11 +60,19 @@ Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view 
     policy.name = "fallback:" + fallbackPolicyName(problem, options, defaultSource);
     return policy;
   }
-  if (requested != "default")
-    return makeError(ErrorCode::kInvalidArgument,
-                     "--policy '{}' is unknown: use 'default' (the problem's default heuristic) "
-                     "or 'fallback' (the host fallback policy)",
-                     requested);
+  if (requested != "default") {
+    std::filesystem::path path(requested);
+    auto file = policy::Policy::load(path);
+    if (!file.ok())
+      return file.error();
+    MLGO_TRY(file->checkProblem(problem.name()));
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+    policy.source = PolicySource::kFile;
+    policy.name = "file:" + (ec ? path : absolute).lexically_normal().string();
+    policy.file = std::make_shared<const policy::Policy>(std::move(*file));
+    return policy;
+  }
   if (problem.name() == "inlining") {
     policy.source = PolicySource::kClangDefault;
     policy.name = "clang-default:inlining_default";

@@ -22,12 +22,19 @@
 ///    `fallback:evict-none-else-first-valid` when it has none),
 ///    `fallback:priority=<kind>` (regalloc-priority; `--priority-fallback`,
 ///    env/problem.h), or `fallback:constant-priority=<p>` for `constant`.
+///  - anything else: a policy file (mlgo/policy/policy.h; a file really
+///    called `default` or `fallback` is `./default`), run on every
+///    observation: `file:<absolute path>`. It must be for the traced problem
+///    and find its features among clang's.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TRACE_TRACE_POLICY_H
 #define MLGO_TRACE_TRACE_POLICY_H
 
 #include "mlgo/env/environment.h"
+#include "mlgo/policy/policy.h"
+
+#include <memory>
 
 #include <string>
 #include <string_view>
@@ -38,6 +45,7 @@ enum class PolicySource : uint8_t {
   kClangDefault, ///< StepResult::defaultAction (clang's decision, or the host emulation).
   kFallback,     ///< StepResult::fallbackAction (the host policy).
   kTrainingLog,  ///< A development-mode clang's own log (no interactive episode).
+  kFile,         ///< A policy file run on each observation.
 };
 
 struct TracePolicy {
@@ -45,16 +53,26 @@ struct TracePolicy {
   /// The header's "policy" value.
   std::string name;
 
-  /// The action for one decision request (kClangDefault / kFallback only).
-  /// kUnsupported when the step does not carry the decision.
+  /// kFile: the policy, and once bind() ran, it bound to the observations.
+  std::shared_ptr<const policy::Policy> file;
+  std::shared_ptr<const policy::BoundPolicy> bound;
+  std::vector<size_t> offsets;
+
+  /// kFile: binds the policy to the environment's observations (every
+  /// feature of clang's, as traces see them). kInvalidArgument naming the
+  /// feature the policy misses. Other sources: nothing to do.
+  Status bind(const env::EnvironmentDescription& description);
+  /// The action for one decision request (not kTrainingLog). kUnsupported
+  /// when the step does not carry the decision.
   Result<env::ActionValue> choose(const env::StepResult& step) const;
 };
 
-/// Resolves `--policy` (`default`, `fallback`; empty = `default`) for a
-/// problem. `developmentLog`: whether the clang can log its own default
-/// decisions for this problem (dev_mode_probe.h). `defaultSource`: the
-/// environment's EnvironmentDescription::defaultActionSource (empty when
-/// not known yet). kInvalidArgument for an unknown policy name.
+/// Resolves `--policy` (`default`, `fallback`, a policy file; empty =
+/// `default`) for a problem. `developmentLog`: whether the clang can log its
+/// own default decisions for this problem (dev_mode_probe.h).
+/// `defaultSource`: the environment's EnvironmentDescription::
+/// defaultActionSource (empty when not known yet). A file that cannot be
+/// read or is not a policy for `problem`: the policy loader's error.
 Result<TracePolicy> resolvePolicy(const env::Problem& problem, std::string_view requested,
                                   const env::ProblemOptions& options, bool developmentLog,
                                   std::string_view defaultSource = {});

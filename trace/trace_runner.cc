@@ -187,7 +187,8 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
     return problem.error();
   // Validates --policy before anything runs.
   MLGO_TRY(resolvePolicy(**problem, options.policy, envOptions.problemOptions, false));
-  bool probe = (*problem)->name() != "inlining" && options.policy != "fallback";
+  bool namedPolicy = options.policy.empty() || options.policy == "default";
+  bool probe = (*problem)->name() != "inlining" && namedPolicy;
   std::filesystem::path clang = envOptions.clang.empty() ? "clang-22" : envOptions.clang;
   std::optional<Result<DevelopmentModeProbe>> probed;
   std::optional<Result<std::unique_ptr<env::Environment>>> created;
@@ -223,6 +224,7 @@ Result<Prepared> prepare(const TraceOptions& options, const env::EnvironmentOpti
   if (!policy.ok())
     return policy.error();
   prepared.policy = std::move(*policy);
+  MLGO_TRY(prepared.policy.bind(prepared.environment->describe()));
   auto selection = selectModules(prepared.environment->corpus(), options.selection);
   if (!selection.ok())
     return selection.error();

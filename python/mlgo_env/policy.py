@@ -1,6 +1,6 @@
 """Small neural policies stored as JSON files that any tool can run.
 
-File format (``"format": "mlgo-env-policy"``, ``"version"`` 1 or 2)::
+File format (``"format": "mlgo-env-policy"``, ``"version"`` 1, 2 or 3)::
 
     {
       "format": "mlgo-env-policy", "version": 2,
@@ -46,6 +46,40 @@ signed-log1p and that has no margin block is still written as version 1. The tra
 policies are version 2: a linear layer over the (anchored) margin and a few signed-log1p
 standardised shape features; see :mod:`mlgo_env.margin_policy`.
 
+Version 3 adds the register-allocation (eviction) form, ``"problem": "regalloc"``::
+
+    {
+      "format": "mlgo-env-policy", "version": 3,
+      "problem": "regalloc",
+      "features": ["mask", "weighed_reads_by_max", "use_def_density", "progress", ...],
+      "transforms": [...], "mean": [...], "std": [...], "layers": [...],   # as above
+      "decision": "argmax-masked",
+      "mask": "mask"                          # the feature saying which candidates may go
+    }
+
+clang asks which of 33 candidates to evict (index 32 = the live range being allocated:
+evict nothing); most of its features are ``[1, 33]`` tensors, one value per candidate.
+The policy is a *per-candidate scoring network*: candidate ``i``'s row holds, for each
+named feature, its value ``i`` when the feature has one value per candidate, or its
+single value when it has one (``progress``). Each row goes through the transforms,
+standardisation and layers above to one logit. The answer is the candidate with
+``mask[i] == 1`` whose logit is largest; a NaN logit counts as -infinity and ties go to
+the lower index. Index 32 competes like any other candidate: clang clears ``mask[32]``
+when it must evict something (answering 32 then fails the compile), so the mask decides
+it too; when no candidate is allowed, the answer is the last index. There is no margin
+block in this form. Inlining policies stay versions 1 and 2; both versions are read.
+
+Running a policy (:meth:`Policy.act`, and the C++ runner of ``mlgo-env launch`` and
+``mlgo-env trace --policy``, ``include/mlgo/policy/policy.h``) is specified to the bit, so
+both take identical decisions: IEEE double throughout; a feature value is its tensor
+element converted to double; ``signed-log1p`` and ``tanh`` are the C library's
+(``math.log1p``, ``math.tanh``); standardisation is ``(t - mean) / std``; each layer output
+starts at 0.0, adds ``input[k] * weights[k][o]`` for ``k`` in order, then the bias; ``relu``
+keeps NaN. The batch methods used for training (:meth:`Policy.logits`,
+:meth:`Policy.decisions`) use numpy's vectorised functions, which may differ from the C
+library in the last bit; a logit within a few units in the last place of 0 may then
+decide differently there.
+
 Loading checks everything and raises :class:`PolicyError` naming what is wrong; nothing
 here writes files except :func:`save_policy`, which writes atomically.
 """
@@ -62,12 +96,17 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 FORMAT = "mlgo-env-policy"
-VERSION = 2
+#: the newest version written and read (1 and 2 are still read, and written when enough)
+VERSION = 3
+#: the problems a policy file can be for
+PROBLEMS = ("inlining", "regalloc")
 #: the per-feature transforms a policy may use
 TRANSFORMS = ("signed-log1p", "identity")
 ACTIVATIONS = ("tanh", "relu", "linear")
 #: how the logit becomes the decision
-DECISIONS = ("logit>0", "flip-default-if-logit>0")
+DECISIONS = ("logit>0", "flip-default-if-logit>0", "argmax-masked")
+#: the decisions each version knows
+VERSION_DECISIONS = {1: DECISIONS[:1], 2: DECISIONS[:2], 3: DECISIONS}
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
 
@@ -126,6 +165,8 @@ class Policy:
     margin: dict[str, Any] | None = None
     #: one of DECISIONS
     decision: str = "logit>0"
+    #: regalloc ("argmax-masked"): the feature holding the candidates' mask
+    mask: str | None = None
 
     # -- evaluation ------------------------------------------------------------------
     def features_of(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
@@ -165,6 +206,8 @@ class Policy:
     def decisions(self, rows: np.ndarray) -> np.ndarray:
         """The 0/1 decisions (int8) for raw feature rows [n, features]: logit > 0, or, for a
         flip classifier, the default's decision XOR logit > 0."""
+        if self.decision == "argmax-masked":
+            raise PolicyError("a regalloc policy decides per observation (act), not per row")
         rows = np.asarray(rows, dtype=np.float64)
         positive = self.logits(rows) > 0.0
         if self.decision == "flip-default-if-logit>0":
@@ -173,8 +216,64 @@ class Policy:
         return positive.astype(np.int8)
 
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> int:
-        """The decision for one observation (see `decisions`)."""
-        return int(self.decisions(self.features_of(observation, info)[None, :])[0])
+        """The decision for one observation, computed exactly as the C++ runner does (see the
+        module doc): inlining 0/1, regalloc the index of the candidate to evict."""
+        if self.decision == "argmax-masked":
+            rows, mask = self.candidate_rows(observation)
+            allowed = np.flatnonzero(mask == 1)
+            if allowed.size == 0:
+                return int(mask.size - 1)
+            logits = self.exact_logits(rows)[allowed]
+            return int(allowed[int(np.argmax(np.where(np.isnan(logits), -np.inf, logits)))])
+        row = self.features_of(observation, info)[None, :]
+        positive = bool(self.exact_logits(row)[0] > 0.0)
+        if self.decision == "flip-default-if-logit>0":
+            positive = positive != bool(row[0, self.features.index(DEFAULT_FEATURE)] > 0.5)
+        return int(positive)
+
+    def candidate_rows(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """A regalloc policy's raw rows [candidates, features] for one observation, and the
+        mask [candidates]; PolicyError when a feature is missing or has another size."""
+        name = self.mask or "mask"
+        if name not in observation:
+            raise PolicyError(f"the observation has no feature '{name}' that the policy expects")
+        mask = np.asarray(observation[name]).reshape(-1)
+        rows = np.empty((mask.size, len(self.features)), dtype=np.float64)
+        for i, feature in enumerate(self.features):
+            if feature not in observation:
+                raise PolicyError(f"the observation has no feature '{feature}' that the policy "
+                                  "expects")
+            value = np.asarray(observation[feature]).reshape(-1)
+            if value.size not in (1, mask.size):
+                raise PolicyError(f"feature '{feature}' has {value.size} values; regalloc "
+                                  f"policies use features with one value per candidate "
+                                  f"({mask.size}) or one value")
+            rows[:, i] = value.astype(np.float64)
+        return rows, mask
+
+    def exact_logits(self, rows: np.ndarray) -> np.ndarray:
+        """Logits for raw rows [n, features] with the specified arithmetic (module doc): the C
+        library's log1p and tanh, layer sums in input order. What `act` and the C++ runner
+        use; slower than `logits`."""
+        rows = np.asarray(rows, dtype=np.float64)
+        t = rows.copy()
+        for j, name in enumerate(self.transforms or ["signed-log1p"] * len(self.features)):
+            if name == "signed-log1p":
+                t[:, j] = np.sign(rows[:, j]) * _libm(math.log1p, np.abs(rows[:, j]))
+        x = (t - self.mean) / self.std
+        if self.margin is not None:
+            x = np.column_stack([margin_column(rows, self.features, self.margin), x])
+        for l in self.layers:
+            acc = np.zeros((x.shape[0], l.weights.shape[1]))
+            for k in range(l.weights.shape[0]):
+                acc = acc + x[:, k:k + 1] * l.weights[k]
+            acc = acc + l.bias
+            if l.activation == "tanh":
+                acc = _libm(math.tanh, acc)
+            elif l.activation == "relu":
+                acc = np.maximum(acc, 0.0)
+            x = acc
+        return x[:, 0]
 
     # -- parameters as one flat vector (for evolution strategies) ----------------------
     def flat(self) -> np.ndarray:
@@ -195,19 +294,23 @@ class Policy:
         return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
                       layers, dict(self.metadata),
                       None if self.transforms is None else list(self.transforms),
-                      None if self.margin is None else dict(self.margin), self.decision)
+                      None if self.margin is None else dict(self.margin), self.decision,
+                      self.mask)
 
     # -- JSON ---------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """The file's JSON: version 1 when every transform is signed-log1p, else 2."""
+        """The file's JSON: version 1 when every transform is signed-log1p, else 2; version 3
+        for the regalloc form."""
         if self.margin is None and self.decision == "logit>0" and (self.transforms is None
                                     or all(t == "signed-log1p" for t in self.transforms)):
             head: dict[str, Any] = {"version": 1, "transform": "signed-log1p"}
         else:
-            head = {"version": VERSION, "transforms": list(self.transforms or
-                                                           ["signed-log1p"] * len(self.features))}
+            head = {"version": 3 if self.decision == "argmax-masked" else 2,
+                    "transforms": list(self.transforms or ["signed-log1p"] * len(self.features))}
             if self.margin is not None:
                 head["margin"] = dict(self.margin)
+            if self.decision == "argmax-masked":
+                head["mask"] = self.mask or "mask"
         return {
             "format": FORMAT, "version": head["version"], "problem": self.problem,
             "features": list(self.features),
@@ -217,6 +320,13 @@ class Policy:
                         "activation": l.activation} for l in self.layers],
             "decision": self.decision, "metadata": self.metadata,
         }
+
+
+def _libm(func: Any, values: np.ndarray) -> np.ndarray:
+    """`func` (math.log1p, math.tanh: the C library's) applied to every element."""
+    flat = np.asarray(values, dtype=np.float64).ravel().tolist()
+    return np.fromiter(map(func, flat), dtype=np.float64, count=len(flat)).reshape(
+        np.shape(values))
 
 
 def forward(layers: Sequence[Layer], x: np.ndarray) -> np.ndarray:
@@ -277,12 +387,16 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
     if obj.get("format") != FORMAT:
         raise PolicyError(f"{where}: 'format' is {obj.get('format')!r}, expected {FORMAT!r}")
     version = obj.get("version")
-    if version not in (1, VERSION) or isinstance(version, bool):
+    if version not in VERSION_DECISIONS or isinstance(version, bool):
         raise PolicyError(f"{where}: version {version!r} is not supported "
-                          f"(this reader knows 1 and {VERSION})")
+                          f"(this reader knows 1, 2 and {VERSION})")
+    version = int(version)
     problem = obj.get("problem")
     if not isinstance(problem, str) or not problem:
         raise PolicyError(f"{where}: 'problem' must name the problem")
+    if problem not in PROBLEMS:
+        raise PolicyError(f"{where}: problem '{problem}' has no policy form (policies are for "
+                          f"{' or '.join(PROBLEMS)})")
     features = obj.get("features")
     if (not isinstance(features, list) or not features
             or not all(isinstance(f, str) and f for f in features)):
@@ -291,7 +405,9 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
         raise PolicyError(f"{where}: 'features' names a feature twice")
     n = len(features)
     transforms = _transforms(obj, version, n, where)
-    margin = _margin(obj, features, where) if version == VERSION else None
+    margin = _margin(obj, features, where) if version >= 2 else None
+    if margin is not None and problem != "inlining":
+        raise PolicyError(f"{where}: 'margin' is for inlining policies")
     mean = _number_list(obj.get("mean"), f"{where}: 'mean'", n)
     std = _number_list(obj.get("std"), f"{where}: 'std'", n)
     if np.any(std <= 0):
@@ -325,18 +441,36 @@ def policy_from_json(obj: Any, where: str = "policy") -> Policy:
     if not isinstance(metadata, dict):
         raise PolicyError(f"{where}: 'metadata' must be an object")
     decision = obj.get("decision", "logit>0")
-    if decision not in (DECISIONS if version == VERSION else DECISIONS[:1]):
+    if decision not in VERSION_DECISIONS[version]:
         raise PolicyError(f"{where}: decision {decision!r} is not one of "
-                          f"{', '.join(DECISIONS if version == VERSION else DECISIONS[:1])}")
-    if decision != "logit>0" and DEFAULT_FEATURE not in features:
+                          f"{', '.join(VERSION_DECISIONS[version])}")
+    if decision == "flip-default-if-logit>0" and DEFAULT_FEATURE not in features:
         raise PolicyError(f"{where}: decision {decision!r} needs the feature "
                           f"'{DEFAULT_FEATURE}' among the features")
+    mask = _candidate_form(obj, problem, decision, where)
     return Policy(problem, list(features), mean, std, layers, metadata, transforms, margin,
-                  decision)
+                  decision, mask)
+
+
+def _candidate_form(obj: dict[str, Any], problem: str, decision: str, where: str) -> str | None:
+    """Checks that regalloc and "argmax-masked" go together; the mask feature's name."""
+    candidates = decision == "argmax-masked"
+    if candidates and problem != "regalloc":
+        raise PolicyError(f"{where}: decision 'argmax-masked' is for problem 'regalloc', "
+                          f"not '{problem}'")
+    if problem == "regalloc" and not candidates:
+        raise PolicyError(f"{where}: problem 'regalloc' policies decide with 'argmax-masked' "
+                          f"(version 3), not {decision!r}")
+    if not candidates:
+        return None
+    mask = obj.get("mask", "mask")
+    if not isinstance(mask, str) or not mask:
+        raise PolicyError(f"{where}: 'mask' must name the mask feature")
+    return mask
 
 
 def _margin(obj: dict[str, Any], features: list[str], where: str) -> dict[str, Any] | None:
-    """The validated margin block of a version-2 file, or None."""
+    """The validated margin block of a version-2 (or later) file, or None."""
     spec = obj.get("margin")
     if spec is None:
         return None
@@ -392,7 +526,8 @@ def check_compatible(policy: Policy, problem: str, available: Sequence[str]) -> 
     among `available` (the environment's observation features, plus inlining_default)."""
     if policy.problem != problem:
         raise PolicyError(f"the policy is for problem '{policy.problem}', not '{problem}'")
-    missing = [f for f in policy.features if f not in set(available)]
+    needed = policy.features + ([policy.mask] if policy.mask else [])
+    missing = [f for f in dict.fromkeys(needed) if f not in set(available)]
     if missing:
         raise PolicyError(f"the policy expects feature(s) {', '.join(missing)} that the "
                           f"'{problem}' environment does not provide")

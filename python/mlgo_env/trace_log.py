@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -95,3 +96,48 @@ def read_trace(path: str) -> Trace:
     return Trace(header, names, layout[-1][0],
                  np.asarray(rows, dtype=np.float64).reshape(len(rows), len(names)),
                  np.asarray(actions), contexts)
+
+
+def read_observations(path: str) -> Iterator[tuple[str, dict[str, np.ndarray]]]:
+    """Every observation of a trace (or any TrainingLogger log) in order, as
+    ``(context, {feature: array shaped as its spec})``, every feature of the header
+    included (a trace's action last): what a policy's `act` takes. Raises TraceError."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.find(b"\n")
+    try:
+        header = json.loads(data[:end] if end >= 0 else b"")
+        layout = [(s["name"], np.dtype(_DTYPES[s["type"]]), list(s["shape"]))
+                  for s in header["features"]]
+        score = header.get("score") or None
+        score_size = (np.dtype(_DTYPES[score["type"]]).itemsize
+                      * max(1, int(np.prod(score["shape"])))) if score else 0
+    except (ValueError, KeyError, TypeError) as e:
+        raise TraceError(f"{path}: offset 0: bad header: {e}") from e
+    sizes = [d.itemsize * max(1, int(np.prod(shape))) for _, d, shape in layout]
+    context, pos = "", end + 1
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        try:
+            rec = json.loads(data[pos:nl]) if nl >= 0 else None
+        except ValueError:
+            rec = None
+        if not isinstance(rec, dict):
+            raise TraceError(f"{path}: offset {pos}: not a record line")
+        pos = nl + 1
+        if "context" in rec:
+            context = str(rec["context"])
+        elif "observation" in rec:
+            if pos + sum(sizes) + 1 > len(data):
+                raise TraceError(f"{path}: offset {pos}: truncated observation")
+            tensors = {}
+            for (name, dtype, shape), size in zip(layout, sizes):
+                tensors[name] = np.frombuffer(data, dtype, size // dtype.itemsize,
+                                              pos).reshape(shape)
+                pos += size
+            pos += 1
+            yield context, tensors
+        elif "outcome" in rec:
+            pos += score_size + 1
+        else:
+            raise TraceError(f"{path}: offset {pos}: unknown record {rec!r}")

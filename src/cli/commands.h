@@ -26,6 +26,9 @@ void addEnvCommands(CLI::App& app, Action& action);
 /// The stdio server (no subcommand) and `serve`.
 void addServerCommands(CLI::App& app, Action& action);
 void addTraceCommands(CLI::App& app, Action& action);
+/// `launch` (a compiler launcher) and `policy check|decide`.
+void addLaunchCommand(CLI::App& app, Action& action);
+void addPolicyCommands(CLI::App& app, Action& action);
 
 } // namespace mlgo::cli
 

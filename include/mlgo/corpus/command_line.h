@@ -14,6 +14,9 @@
 ///  1. Deletions. A standard deletion (standardDeletedFlags) removes an
 ///     argument equal to the flag or spelled `flag=value`, plus the separate
 ///     value of flags that take one (`-split-dwarf-file x`, `-MT x`).
+///     `-mllvm` options of interactive MLGO mode (the ML advisors and their
+///     channels, as a compile through `mlgo-env launch` records them) go
+///     too, with their `-mllvm`: the environment adds its own.
 ///     A user deletion (ml-compiler-opt's rule) removes every argument that
 ///     starts with the flag; if that argument has no `=`, the argument after
 ///     it (its value) is removed too. So `-f=v` and `-f v` are both handled.

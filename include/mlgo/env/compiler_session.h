@@ -71,6 +71,9 @@ struct CompileCommand {
   std::filesystem::path remarksPath;
   /// "NAME=VALUE" environment additions for the compiler.
   std::vector<std::string> environment;
+  /// The compiler writes to the host's own stdout and stderr (a compiler
+  /// launcher's build sees them unchanged); reports' `output` stays empty.
+  bool inheritOutput = false;
 };
 
 struct SessionLimits {
@@ -170,6 +173,10 @@ public:
   virtual uint64_t observations() const = 0;
   /// The compiler's process id (for diagnostics and fault-injection tests).
   virtual pid_t pid() const = 0;
+  /// How the compiler ended, once it has been reaped (after finish(), or
+  /// after a failure; a compiler the session killed shows SIGKILL); nullopt
+  /// before, and for sessions without a process.
+  virtual std::optional<support::ExitStatus> exitStatus() const { return std::nullopt; }
   /// The files of this compile.
   virtual const CompileCommand& command() const = 0;
 };

@@ -20,7 +20,7 @@
 /// blocked on that thread so no handler of the host can run in the child.
 /// The child: PR_SET_PDEATHSIG, getppid() check, own process group, every
 /// signal back to its default disposition, empty signal mask, stdin from
-/// /dev/null, stdout+stderr to the given descriptor, every other descriptor
+/// /dev/null, stdout+stderr to the given descriptor(s), every other descriptor
 /// closed, execve(). A program without '/' is looked up in PATH before the
 /// fork. Exec failures come back synchronously as an errno.
 ///
@@ -57,6 +57,8 @@ struct SpawnRequest {
   std::vector<std::string> environment;
   /// Becomes the child's stdout and stderr (not closed here).
   int outputFd = -1;
+  /// When set (>= 0), becomes the child's stderr instead (not closed here).
+  int errorFd = -1;
 };
 
 class Spawner {

@@ -96,6 +96,9 @@ struct SpawnOptions {
   /// Starts the child (see spawn.h); null = the scope's spawner. Must
   /// outlive the child.
   Spawner* spawner = nullptr;
+  /// The child writes to the host's own stdout and stderr (a compiler
+  /// launcher's); no pipe is made, outputFd() is -1 and output() stays empty.
+  bool inheritOutput = false;
 };
 
 class Subprocess {

@@ -30,9 +30,10 @@
 ///    decision, read from the stream), `clang-training-log` (a
 ///    development-mode clang's own log of its default heuristic),
 ///    `host-emulation-v1:default-eviction` (the host's versioned emulation
-///    of clang's default eviction advisor), or `fallback:<name>` (a host
+///    of clang's default eviction advisor), `fallback:<name>` (a host
 ///    policy, for problems whose default decision stock clang does not
-///    expose).
+///    expose), or `file:<absolute path>` (a policy file, run by the C++
+///    policy runner: `trace --policy=FILE`).
 ///
 /// Contexts are named `<module>` for module-level problems (inlining) and
 /// `<module>:<function>` for per-function problems (register allocation).

@@ -42,7 +42,7 @@ struct TraceOptions {
   std::filesystem::path output;
   /// Empty = `<output>.csv`.
   std::filesystem::path csv;
-  /// `default` or `fallback` (trace_policy.h).
+  /// `default`, `fallback` or a policy file (trace_policy.h).
   std::string policy = "default";
   /// Finished-but-unwritten modules allowed; 0 = 4 * jobs.
   size_t window = 0;

@@ -1,0 +1,214 @@
+//===- launch/compile_args.cc - which compiler calls a launcher takes -------===//
+#include "mlgo/launch/compile_args.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mlgo::launch {
+namespace {
+
+/// Options whose value is the next argument when it is not joined to them
+/// (clang's Separate and JoinedOrSeparate options that builds use).
+constexpr std::string_view kTakesValue[] = {"-o",
+                                            "-x",
+                                            "-I",
+                                            "-D",
+                                            "-U",
+                                            "-F",
+                                            "-L",
+                                            "-l",
+                                            "-u",
+                                            "-z",
+                                            "-T",
+                                            "-e",
+                                            "-A",
+                                            "-B",
+                                            "-include",
+                                            "-imacros",
+                                            "-include-pch",
+                                            "-isystem",
+                                            "-iquote",
+                                            "-idirafter",
+                                            "-iprefix",
+                                            "-iwithprefix",
+                                            "-iwithprefixbefore",
+                                            "-isysroot",
+                                            "-iframework",
+                                            "-isystem-after",
+                                            "-cxx-isystem",
+                                            "-imultilib",
+                                            "-ivfsoverlay",
+                                            "-iwithsysroot",
+                                            "--sysroot",
+                                            "-MF",
+                                            "-MT",
+                                            "-MQ",
+                                            "-MJ",
+                                            "-Xclang",
+                                            "-Xlinker",
+                                            "-Xassembler",
+                                            "-Xpreprocessor",
+                                            "-Xanalyzer",
+                                            "-Xopenmp-target",
+                                            "-Xarch_host",
+                                            "-Xarch_device",
+                                            "-mllvm",
+                                            "-target",
+                                            "-arch",
+                                            "-working-directory",
+                                            "--param",
+                                            "-serialize-diagnostics",
+                                            "--serialize-diagnostics",
+                                            "-dependency-file",
+                                            "-dependency-dot",
+                                            "-resource-dir",
+                                            "-gcc-toolchain",
+                                            "-install_name",
+                                            "-exported_symbols_list",
+                                            "-rpath",
+                                            "-aux-target",
+                                            "-fmodule-file",
+                                            "-fprebuilt-module-path",
+                                            "--output",
+                                            "--language",
+                                            "--include-directory",
+                                            "--define-macro",
+                                            "--undefine-macro",
+                                            "--include",
+                                            "--library-directory",
+                                            "--prefix",
+                                            "--system-header-prefix",
+                                            "--no-system-header-prefix",
+                                            "-ccc-gcc-name",
+                                            "-main-file-name"};
+
+/// Options that make the call something other than a compile to an object.
+constexpr std::string_view kNotACompile[] = {"-E",
+                                             "-S",
+                                             "-M",
+                                             "-MM",
+                                             "-fsyntax-only",
+                                             "-###",
+                                             "--version",
+                                             "-help",
+                                             "--help",
+                                             "-dumpversion",
+                                             "-dumpmachine",
+                                             "-dumpspecs",
+                                             "-emit-ast",
+                                             "-precompile",
+                                             "--precompile",
+                                             "-save-temps",
+                                             "--save-temps",
+                                             "-cc1",
+                                             "-cc1as",
+                                             "-fdriver-only",
+                                             "-print-search-dirs"};
+
+/// Prefixes with the same effect ("-print-file-name=...", "-save-temps=obj").
+constexpr std::string_view kNotACompilePrefixes[] = {"-print-", "--print-",
+                                                     "-save-temps=", "--save-temps="};
+
+/// The `-x` languages the launcher supports.
+constexpr std::string_view kLanguages[] = {"c",
+                                           "c++",
+                                           "objective-c",
+                                           "objective-c++",
+                                           "cpp-output",
+                                           "c++-cpp-output",
+                                           "objective-c-cpp-output",
+                                           "objective-c++-cpp-output",
+                                           "ir"};
+
+/// Extensions of supported inputs (case matters: `.C` is C++, `.S` is not).
+constexpr std::string_view kExtensions[] = {".c",   ".i",   ".cc", ".cp", ".cxx", ".cpp",
+                                            ".CPP", ".c++", ".C",  ".ii", ".m",   ".mi",
+                                            ".mm",  ".mii", ".ll", ".bc"};
+
+template <size_t N> bool contains(const std::string_view (&list)[N], std::string_view value) {
+  return std::find(std::begin(list), std::end(list), value) != std::end(list);
+}
+
+bool supportedByExtension(std::string_view path) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash))
+    return false;
+  return contains(kExtensions, path.substr(dot));
+}
+
+/// What a pass over the arguments found.
+struct Scan {
+  bool compile = false;
+  std::optional<std::string> passThrough;
+  std::vector<std::pair<std::string, std::optional<std::string>>> inputs; ///< (path, -x language)
+};
+
+void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
+                std::optional<std::string>& language) {
+  const std::string& arg = args[i];
+  if (arg == "-c") {
+    scan.compile = true;
+    return;
+  }
+  if (contains(kNotACompile, arg) ||
+      std::any_of(std::begin(kNotACompilePrefixes), std::end(kNotACompilePrefixes),
+                  [&](std::string_view p) { return arg.starts_with(p); })) {
+    if (!scan.passThrough)
+      scan.passThrough = arg;
+    return;
+  }
+  if (arg.starts_with("-x")) { // -x LANG, -xLANG
+    std::string value = arg.size() > 2 ? arg.substr(2) : std::string();
+    if (arg.size() == 2 && i + 1 < args.size())
+      value = args[++i];
+    language = value == "none" ? std::nullopt : std::optional(value);
+    return;
+  }
+  if (contains(kTakesValue, arg) && i + 1 < args.size())
+    ++i;
+}
+
+} // namespace
+
+CallKind classifyCall(std::span<const std::string> args) {
+  Scan scan;
+  std::optional<std::string> language;
+  bool onlyInputs = false; // after "--"
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!onlyInputs && arg == "--") {
+      onlyInputs = true;
+    } else if (!onlyInputs && arg.starts_with("@")) {
+      if (!scan.passThrough)
+        scan.passThrough = "a response file (" + arg + ")";
+    } else if (!onlyInputs && arg.size() > 1 && arg[0] == '-') {
+      scanOption(args, i, scan, language);
+    } else {
+      scan.inputs.emplace_back(arg, language);
+    }
+  }
+  CallKind kind;
+  if (scan.inputs.size() == 1)
+    kind.source = scan.inputs[0].first;
+  if (scan.passThrough)
+    kind.reason = *scan.passThrough;
+  else if (!scan.compile)
+    kind.reason = "no -c";
+  else if (scan.inputs.size() != 1)
+    kind.reason = fmt::format("{} inputs", scan.inputs.size());
+  else if (kind.source == "-")
+    kind.reason = "standard input";
+  else if (const auto& lang = scan.inputs[0].second;
+           lang ? !contains(kLanguages, *lang) : !supportedByExtension(kind.source))
+    kind.reason = lang ? "language " + *lang : "unsupported input " + kind.source;
+  kind.interactive = kind.reason.empty();
+  return kind;
+}
+
+} // namespace mlgo::launch

@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""A real project's build through `mlgo-env launch` against the plain build, side by side.
+
+    /usr/bin/python3 scripts/bench_launch.py [--package zlib|<a CMake project>] [--rounds 3]
+        [--jobs 2]
+        [--launcher build/src/mlgo-env-launch] [--work /tmp/mlgo-bench-launch]
+
+Fetches the Debian source package (`apt-get source`, once, into --work), configures it
+with clang-22 (a CMake project with CMAKE_<LANG>_COMPILER_LAUNCHER set on the launched
+side), builds each side once untimed, then times its own build step (zlib: `make`, others: `cmake --build`)
+`--rounds` times each way, alternating which side goes first: plainly, and with every
+compiler call going through the launcher with a policy equal to clang's default (the
+anchored margin policy at zero shift). Prints wall and CPU seconds per round, the
+per-round ratios and their median (target: <= 1.10x wall), checks that the launched
+objects' executable bytes equal the plain ones, and measures the launcher's start-up
+(`LAUNCHER --policy=P -- true` against `true`, both programs: mlgo-env-launch and
+`mlgo-env launch`).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(CHECKOUT, "python"))
+sys.path.insert(0, os.path.join(CHECKOUT, "tests", "python"))
+
+import numpy as np  # noqa: E402
+
+from mlgo_env.policy import Layer, Policy, save_policy  # noqa: E402
+
+RESERVED = {"lua5.4", "libzstd", "bzip2", "ninja-build", "re2"}
+
+
+def zero_shift_policy() -> Policy:
+    return Policy("inlining", ["threshold", "cost_estimate", "inlining_default"], np.zeros(3),
+                  np.ones(3), [Layer(np.array([[1.0], [0.0], [0.0], [0.0]]), np.zeros(1),
+                                     "linear")],
+                  transforms=["identity"] * 3,
+                  margin={"plus": "threshold", "floor": 1.0, "minus": "cost_estimate",
+                          "anchor": "inlining_default", "epsilon": 0.5})
+
+
+def fetch(package: str, work: str) -> str:
+    """The unpacked source tree of `package` under work/src (fetched once)."""
+    src = os.path.join(work, "src", package)
+    os.makedirs(src, exist_ok=True)
+    trees = [d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))]
+    if not trees:
+        subprocess.run(["apt-get", "source", "-qq", package], cwd=src, check=True)
+        trees = [d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))]
+    return os.path.join(src, sorted(trees)[0])
+
+
+class Recipe:
+    """How a package configures (not timed) and builds (timed)."""
+
+    def __init__(self, package: str, jobs: int):
+        self.package, self.jobs = package, jobs
+
+    def configure(self, tree: str, build: str, launcher: list[str] | None) -> None:
+        env = dict(os.environ, CC="clang-22", CXX="clang++-22")
+        if self.package == "zlib":
+            shutil.copytree(tree, build, symlinks=True)
+            subprocess.run(["./configure", "--static"], cwd=build, env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+        else:  # a CMake project (at the top of the tree or one folder down)
+            tops = [tree] + [os.path.join(tree, d) for d in sorted(os.listdir(tree))]
+            source = next((t for t in tops if os.path.exists(os.path.join(t, "CMakeLists.txt"))),
+                          None)
+            if source is None:
+                raise SystemExit(f"bench_launch: {self.package} is neither zlib nor a CMake "
+                                 "project")
+            # The launcher through CMake's own variables, as a user would set them.
+            value = ";".join(launcher) if launcher else ""
+            subprocess.run(["cmake", "-S", source, "-B", build, "-G", "Unix Makefiles",
+                            "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_C_COMPILER=clang-22",
+                            "-DCMAKE_CXX_COMPILER=clang++-22", "-DBUILD_TESTING=OFF",
+                            f"-DCMAKE_C_COMPILER_LAUNCHER={value}",
+                            f"-DCMAKE_CXX_COMPILER_LAUNCHER={value}"],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+
+    def build(self, build: str, launcher: list[str] | None) -> None:
+        if self.package == "zlib":
+            cc = " ".join(launcher + ["clang-22"]) if launcher else "clang-22"
+            cmd = ["make", f"-j{self.jobs}", f"CC={cc}", "libz.a", "example", "minigzip"]
+        else:  # configured with its launcher
+            cmd = ["cmake", "--build", build, f"-j{self.jobs}"]
+        subprocess.run(cmd, cwd=build, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+    def clean(self, build: str) -> None:
+        if self.package == "zlib":
+            subprocess.run(["make", "clean"], cwd=build, check=True, stdout=subprocess.DEVNULL)
+        else:
+            subprocess.run(["cmake", "--build", build, "--target", "clean"], check=True,
+                           stdout=subprocess.DEVNULL)
+
+
+def timed(fn) -> tuple[float, float]:
+    """(wall, CPU of children) seconds of fn()."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def objects(root: str) -> dict[str, str]:
+    found = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".o"):
+                path = os.path.join(dirpath, name)
+                found[os.path.relpath(path, root)] = path
+    return found
+
+
+def startup(cmd: list[str], n: int = 40) -> float:
+    """Median milliseconds of running `cmd` n times."""
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--package", default="zlib")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--launcher", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch"))
+    p.add_argument("--mlgo-env", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env"))
+    p.add_argument("--work", default="/tmp/mlgo-bench-launch")
+    p.add_argument("--via-mlgo-env", action="store_true",
+                   help="launch through `mlgo-env launch` (loads libLLVM.so) instead")
+    a = p.parse_args()
+    if a.package in RESERVED:
+        print(f"bench_launch: note: {a.package} is reserved for evaluation; a build-speed "
+              "benchmark on it is allowed", file=sys.stderr)
+    from test_launch import executable_sections  # the ELF reader the tests use
+
+    os.makedirs(a.work, exist_ok=True)
+    policy = os.path.join(a.work, "zero-shift.json")
+    save_policy(zero_shift_policy(), policy)
+    tree = fetch(a.package, a.work)
+    recipe = Recipe(a.package, a.jobs)
+    launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + [
+        f"--policy={policy}", "--"]
+    scratch = os.path.join(a.work, "tmp")
+    os.makedirs(scratch, exist_ok=True)
+    os.environ["TMPDIR"] = scratch
+    builds = {}
+    for side in ("plain", "launched"):
+        builds[side] = os.path.join(a.work, f"build-{a.package}-{side}")
+        shutil.rmtree(builds[side], ignore_errors=True)
+        recipe.configure(tree, builds[side], launcher if side == "launched" else None)
+        # One untimed build first: generated files and first-time steps are not the
+        # compiles being compared.
+        recipe.build(builds[side], launcher if side == "launched" else None)
+
+    print(f"bench_launch: {a.package} ({os.path.basename(tree)}), make -j{a.jobs}, "
+          f"{a.rounds} rounds, launcher {' '.join(launcher)} clang-22")
+    rows = []
+    for r in range(a.rounds):
+        result = {}
+        order = ("plain", "launched") if r % 2 == 0 else ("launched", "plain")
+        for side in order:
+            recipe.clean(builds[side])
+            result[side] = timed(lambda: recipe.build(builds[side],
+                                                      launcher if side == "launched" else None))
+        rows.append(result)
+        (pw, pc), (lw, lc) = result["plain"], result["launched"]
+        print(f"  round {r + 1}: plain {pw:6.2f} s wall {pc:6.2f} s cpu | launched {lw:6.2f} s "
+              f"wall {lc:6.2f} s cpu | ratio {lw / pw:.3f}x wall, {lc / pc:.3f}x cpu")
+    ratios = [row["launched"][0] / row["plain"][0] for row in rows]
+    cpu = [row["launched"][1] / row["plain"][1] for row in rows]
+    median = statistics.median(ratios)
+    print(f"  median ratio: {median:.3f}x wall ({statistics.median(cpu):.3f}x cpu); target <= "
+          f"1.10x wall: {'met' if median <= 1.10 else 'NOT met'}")
+
+    plain, launched = objects(builds["plain"]), objects(builds["launched"])
+    same = sum(executable_sections(plain[n]) == executable_sections(launched[n])
+               for n in plain if n in launched)
+    print(f"  objects: {len(plain)} plain, {len(launched)} launched, {same} with identical "
+          f"executable bytes")
+    if os.listdir(scratch):
+        print(f"  LEFT BEHIND in {scratch}: {os.listdir(scratch)}")
+
+    true = shutil.which("true")
+    base = startup([true])
+    lean = startup([a.launcher, f"--policy={policy}", "--", true])
+    print(f"  start-up (median of 40, pass-through to `true`): true {base:.1f} ms; "
+          f"mlgo-env-launch {lean:.1f} ms (+{lean - base:.1f})", end="")
+    if os.path.exists(a.mlgo_env):
+        full = startup([a.mlgo_env, "launch", f"--policy={policy}", "--", true])
+        print(f"; mlgo-env launch {full:.1f} ms (+{full - base:.1f})")
+    else:
+        print()
+    return 0 if same == len(plain) == len(launched) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

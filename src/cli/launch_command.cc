@@ -1,0 +1,125 @@
+//===- src/cli/launch_command.cc - mlgo-env launch --------------------------===//
+///
+/// `mlgo-env launch --policy=FILE [--problem=P] -- COMPILER ARGS...`, a
+/// compiler launcher (mlgo/launch/launcher.h): compiles run with the policy
+/// answering, every other call is exec()ed unchanged. The exit code is the
+/// compiler's; 1 when the compile failed otherwise (the message names the
+/// source file); 2 for a bad launcher command line; 127 when the compiler
+/// cannot be run at all. The same launcher is also the program
+/// mlgo-env-launch (src/launch_main.cc), which starts faster.
+///
+//===----------------------------------------------------------------------===//
+#include "cli/launch_command.h"
+#include "cli/commands.h"
+#include "cli/interrupt.h"
+
+#include "mlgo/launch/compile_args.h"
+#include "mlgo/launch/launcher.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+namespace mlgo::cli {
+namespace {
+
+struct LaunchFlags {
+  launch::LaunchOptions options;
+  std::string policy;
+  double compileTimeoutSeconds = 600;
+  bool explain = false;
+};
+
+void say(const std::string& message) {
+  std::fprintf(stderr, "mlgo-env launch: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+int runLaunch(LaunchFlags& flags) {
+  auto& options = flags.options;
+  if (options.command.empty()) {
+    say("no compiler: use mlgo-env launch --policy=FILE -- COMPILER ARGS...");
+    return 2;
+  }
+  if (!(flags.compileTimeoutSeconds > 0)) {
+    say("--compile-timeout must be a positive number");
+    return 2;
+  }
+  options.compileTimeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::ceil(flags.compileTimeoutSeconds * 1000)));
+  std::span<const std::string> args(options.command.begin() + 1, options.command.end());
+  launch::CallKind kind = launch::classifyCall(args);
+  if (flags.explain)
+    say(kind.interactive ? "interactive compile of " + kind.source
+                         : "passes through: " + kind.reason);
+  if (!kind.interactive) {
+    Status st = launch::runPassThrough(options.command);
+    say(st.error().message());
+    return 127;
+  }
+  auto policy = policy::Policy::load(flags.policy);
+  if (!policy.ok()) {
+    say(kind.source + ": " + policy.error().message());
+    return 1;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  support::CleanupScope scope;
+  InterruptGuard interrupts("mlgo-env launch", scope);
+  auto outcome = launch::runInteractive(options, kind.source, *policy, scope);
+  if (!outcome.ok()) {
+    say(kind.source + ": " + outcome.error().message());
+    return 2;
+  }
+  // Once a signal is being handled, its line says what happened.
+  if (outcome->error && !scope.cleanupBegan())
+    say(outcome->error->message());
+  return outcome->exitCode;
+}
+
+/// The launcher's options, on `mlgo-env launch` or on mlgo-env-launch itself.
+void addLaunchOptions(CLI::App* launch, LaunchFlags& flags) {
+  launch->add_option("--policy", flags.policy, "the policy file")->required();
+  launch->add_option("--problem", flags.options.problem,
+                     "inlining | regalloc (default: the policy's problem)");
+  launch
+      ->add_option("--compile-timeout", flags.compileTimeoutSeconds,
+                   "seconds the launcher waits on the compiler before killing it")
+      ->capture_default_str();
+  launch
+      ->add_option("--max-observations", flags.options.maxObservations,
+                   "decision requests one compile may make")
+      ->capture_default_str();
+  launch->add_option("--temp-dir", flags.options.tempDir,
+                     "parent of the fifo directory (default: $TMPDIR or /tmp)");
+  launch->add_flag("--explain", flags.explain,
+                   "say on stderr whether the call is taken or passes through, and why");
+  launch->add_option("command", flags.options.command, "-- COMPILER ARGS...")->expected(-1);
+}
+
+constexpr const char* kSummary =
+    "compiler launcher: run a build's compiles with a policy answering "
+    "(CC=\"mlgo-env launch --policy=p.json -- clang-22\")";
+
+} // namespace
+
+void addLaunchCommand(CLI::App& app, Action& action) {
+  static LaunchFlags flags;
+  auto* launch = app.add_subcommand("launch", kSummary);
+  addLaunchOptions(launch, flags);
+  launch->callback([&action] { action = [] { return runLaunch(flags); }; });
+}
+
+int launchProgram(int argc, char** argv) {
+  CLI::App app{std::string("mlgo-env-launch: ") + kSummary, "mlgo-env-launch"};
+  LaunchFlags flags;
+  addLaunchOptions(&app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return runLaunch(flags);
+}
+
+} // namespace mlgo::cli
