@@ -164,17 +164,17 @@ class DaskRunner(TaskRunner):
             for future in as_completed(futures):
                 i = index[future.key]
                 pending.discard(future.key)
-                if future.status == "error":
-                    error = future.exception()
-                    message = str(error) if isinstance(error, TaskError) else \
-                        f"{type(error).__name__}: {error}"
-                    value: Any = Failure(names[i], message)
-                    self.stats.failures += 1
-                else:
+                try:
                     value, seconds, worker = future.result()
                     self.stats.tasks += 1
                     self.stats.task_seconds += seconds
                     self.stats.per_worker[worker] += 1
+                except TaskError as e:  # raised by fn on a worker, retried, raised again
+                    value = Failure(names[i], str(e))
+                    self.stats.failures += 1
+                except Exception as e:  # noqa: BLE001 - KilledWorker, cancellation: a value
+                    value = Failure(names[i], f"{type(e).__name__}: {e}")
+                    self.stats.failures += 1
                 future.release()
                 if progress is not None:
                     progress.update(isinstance(value, Failure))
@@ -187,13 +187,16 @@ class DaskRunner(TaskRunner):
                 progress.finish()
 
     def dashboard(self) -> Optional[str]:
-        """The dashboard's address, when the scheduler serves one (it needs bokeh)."""
+        """The dashboard's address, when the scheduler serves one (its HTTP service always
+        runs; the dashboard pages need bokeh where the scheduler runs)."""
         try:
-            if "dashboard" in self.client.scheduler_info().get("services", {}):
-                return str(self.client.dashboard_link)
+            if "dashboard" not in self.client.scheduler_info().get("services", {}):
+                return None
+            if not self.client.run_on_scheduler(_has_bokeh):
+                return None
+            return str(self.client.dashboard_link)
         except Exception:  # noqa: BLE001 - only informative
             return None
-        return None
 
     def close(self) -> None:
         try:
@@ -204,6 +207,11 @@ class DaskRunner(TaskRunner):
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def _has_bokeh() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("bokeh") is not None
 
 
 def _open_client(scheduler: str, timeout: float) -> tuple[Any, Any]:
@@ -257,8 +265,8 @@ def connect(scheduler: str, make_env: Callable[[], Any], corpus: Optional[str] =
         log(f"dask: {len(workers)} worker(s), {runner.slots} thread(s) on {len(hosts)} "
             f"host(s), scheduler {client.scheduler.address}")
         link = runner.dashboard()
-        if link:
-            log(f"dask: dashboard at {link}")
+        log(f"dask: dashboard at {link}" if link else
+            "dask: no dashboard (it needs bokeh where the scheduler runs)")
     return runner
 
 

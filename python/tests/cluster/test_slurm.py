@@ -44,6 +44,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
+KillWait=5
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
@@ -107,8 +108,9 @@ def test_sbatch_trains_on_a_dask_cluster_of_the_job(slurm, demo, cache_dir, tmp_
         ["sbatch", "--wait", f"--output={job_out}", "--ntasks=2",
          os.path.join(ROOT, "scripts", "slurm", "dask.sbatch"),
          "/usr/bin/python3", "-m", "mlgo_env.train", "--problem=inlining", f"--corpus={demo}",
-         f"--output={output}", "--minutes=2", "--rounds=2", "--search-modules=6",
-         "--check-modules=3", "--flips-per-module=3", "--pairs=2",
+         f"--output={output}", "--minutes=2", "--rounds=1", "--search-modules=4",
+         "--check-modules=2", "--flips-per-module=2", "--pairs=2",
+         "--trace-sampling-rate=0.3",
          f"--mlgo-env={MLGO_ENV}", f"--cache-dir={cache_dir}"],
         env=dict(env, MLGO_CHECKOUT=ROOT, MLGO_DASK_DIR=str(tmp_path)), cwd=str(tmp_path),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
