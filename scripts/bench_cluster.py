@@ -19,6 +19,8 @@ results are identical, and derives what a task costs on a cluster:
                       per task (waiting in queues, messages, deserialising)
   scheduler CPU       the scheduler process's CPU seconds per task (from /proc)
   bytes per task      the pickled task (function, policy, module) and result
+  empty tasks         --empty tasks that do nothing, through the same runner:
+                      the round trip a task costs when there is no work in it
 
 and from those the point where one scheduler saturates (see docs/cluster.md).
 
@@ -58,6 +60,10 @@ def default_policy():
                       np.random.default_rng(0))
 
 
+def empty_task(env, item):
+    return item
+
+
 def start_cluster(scratch, env):
     """A dask-scheduler and two single-thread dask-workers; (address, processes)."""
     sched_file = os.path.join(scratch, "scheduler.json")
@@ -89,6 +95,7 @@ def main():
     p.add_argument("--policy")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache-dir")
+    p.add_argument("--empty", type=int, default=2000)
     a = p.parse_args()
 
     modules = corpus_modules(a.corpus)
@@ -123,6 +130,7 @@ def main():
                         t = time.perf_counter()
                         got = local.map(evaluate_task, jobs, modules)
                         walls[side].append(time.perf_counter() - t)
+                        stats["inprocess_deciding"] = sum(x.policy_seconds for x in got)
                         stats[side] = local.stats
                 else:
                     before = runner.stats.task_seconds
@@ -132,10 +140,20 @@ def main():
                     walls[side].append(time.perf_counter() - t)
                     stats["sched_cpu"] = cpu_seconds(procs[0].pid) - sched_cpu
                     stats["dask_busy"] = runner.stats.task_seconds - before
+                    stats["dask_deciding"] = sum(x.policy_seconds for x in got)
                 bad = [m for m, x, y in zip(modules, got, reference)
                        if (x.default_score, x.policy_score) != (y.default_score, y.policy_score)]
                 assert not bad, f"{side}: results differ from the warm-up pass on {bad[:5]}"
                 print(f"  round {r + 1} {side:9s} {walls[side][-1]:7.2f} s", flush=True)
+        # The scheduler's background work (heartbeats, monitoring) per second, idle.
+        idle_cpu = cpu_seconds(procs[0].pid)
+        time.sleep(10)
+        idle_rate = (cpu_seconds(procs[0].pid) - idle_cpu) / 10
+        sched_cpu = cpu_seconds(procs[0].pid)
+        t = time.perf_counter()
+        runner.map(empty_task, list(range(a.empty)), needs_env=False)
+        empty_wall = time.perf_counter() - t
+        empty_cpu = cpu_seconds(procs[0].pid) - sched_cpu
         import cloudpickle
         task_bytes = [len(cloudpickle.dumps((run_on_worker, runner.plugin_name, evaluate_task,
                                               job, True))) for job in jobs[:50]]
@@ -161,14 +179,25 @@ def main():
           f"best {best['dask'] / best['inprocess']:.3f}x (target <= 1.15x)")
     overhead = (best["dask"] - best["inprocess"]) * 2 / n
     own = (walls["dask"][-1] * 2 - stats["dask_busy"]) / n
-    cpu = stats["sched_cpu"] / n
+    cpu = max(stats["sched_cpu"] - idle_rate * walls["dask"][-1], 0.0) / n
     print(f"  per task: overhead {overhead * 1e3:+.1f} ms (wall difference x 2 slots / tasks); "
           f"dask's own {own * 1e3:.1f} ms (2 x wall - time inside tasks, last run); "
-          f"scheduler CPU {cpu * 1e3:.2f} ms")
+          f"scheduler CPU {cpu * 1e3:.2f} ms (beyond its idle work)")
     print(f"  bytes per task: {statistics.mean(task_bytes):.0f} out (pickled function, policy, "
           f"module), {statistics.mean(result_bytes):.0f} back (result)")
-    print(f"  mean episode {episode:.3f} s: one scheduler (one core) saturates near "
-          f"{1 / cpu:.0f} tasks/s = {episode / cpu:.0f} single-thread workers" if cpu > 0 else "")
+    steps = statistics.mean(x.steps for x in reference)
+    print(f"  per episode: {steps:.0f} decisions; deciding in Python (last runs) "
+          f"{stats['inprocess_deciding'] / n * 1e3:.0f} ms in process (one GIL for both "
+          f"slots), {stats['dask_deciding'] / n * 1e3:.0f} ms on the workers")
+    print(f"  scheduler idle: {idle_rate * 1e3:.1f} ms CPU per second (subtracted above)")
+    empty_cpu = max(empty_cpu - idle_rate * empty_wall, 0.0)
+    print(f"  {a.empty} empty tasks: {empty_wall:.2f} s, {empty_wall * 2 / a.empty * 1e3:.2f} ms "
+          f"per task per slot, scheduler CPU {empty_cpu / a.empty * 1e3:.2f} ms per task")
+    per_task = max(cpu, empty_cpu / a.empty)
+    if per_task > 0:
+        print(f"  mean episode {episode:.3f} s: one scheduler (one core) saturates near "
+              f"{1 / per_task:.0f} tasks/s = {episode / per_task:.0f} single-thread workers "
+              f"busy on episodes this long")
 
 
 if __name__ == "__main__":

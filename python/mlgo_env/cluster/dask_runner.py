@@ -161,19 +161,19 @@ class DaskRunner(TaskRunner):
         if progress is not None:
             progress.start(n)
         try:
-            for future in as_completed(futures):
+            # Results are fetched from the workers concurrently, as tasks complete.
+            for future, result in as_completed(futures, with_results=True, raise_errors=False):
                 i = index[future.key]
                 pending.discard(future.key)
-                try:
-                    value, seconds, worker = future.result()
+                if future.status == "finished":
+                    value, seconds, worker = result
                     self.stats.tasks += 1
                     self.stats.task_seconds += seconds
                     self.stats.per_worker[worker] += 1
-                except TaskError as e:  # raised by fn on a worker, retried, raised again
-                    value = Failure(names[i], str(e))
-                    self.stats.failures += 1
-                except Exception as e:  # noqa: BLE001 - KilledWorker, cancellation: a value
-                    value = Failure(names[i], f"{type(e).__name__}: {e}")
+                else:  # raised on a worker (and again on retry), lost workers, cancelled
+                    error = result[1] if isinstance(result, tuple) else result
+                    value = Failure(names[i], str(error) if isinstance(error, TaskError)
+                                    else f"{type(error).__name__}: {error}")
                     self.stats.failures += 1
                 future.release()
                 if progress is not None:
