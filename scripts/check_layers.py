@@ -11,6 +11,8 @@ headers in include/mlgo/<layer>/. Arrows point down only:
     server                           may use env and the leaves, not trace or launch
     src                              the mlgo-env executable alone: anything
     python (python/src)              the pybind11 core: env, policy and the leaves
+    python/mlgo_env/cluster          the package's task runners: the env API and
+                                     policies, never the training modules
 
 Fails (exit 1), naming file, line and what it used, when:
   1. a layer's file (<layer>/**, include/mlgo/<layer>/**) includes
@@ -22,7 +24,8 @@ Fails (exit 1), naming file, line and what it used, when:
   3. a target exports a source folder as an include root (a PUBLIC or
      INTERFACE include directory other than include/);
   4. a library lives under src/: an add_library in src/, a CMakeLists.txt in a
-     subfolder of src/, or a subfolder of src/ other than cli/.
+     subfolder of src/, or a subfolder of src/ other than cli/;
+  5. a module of a Python package layer imports a module it may not (PY_FORBIDDEN).
 
 Usage: scripts/check_layers.py [--root DIR]    (default: the repository)
        scripts/check_layers.py --self-test     (checks that it catches each case)
@@ -63,6 +66,13 @@ EXTRA_TARGETS = {
 }
 # Project targets that are no layer (toolchain wrappers).
 NEUTRAL_TARGETS = {"mlgo_llvm", "mlgo_warnings"}
+# Python package layers: folder -> the mlgo_env modules (and packages) it may not import.
+# The trainer's modules sit at the package's top level until they move to training/.
+TRAINING_MODULES = ["training", "train", "evaluate", "search", "flip_search",
+                    "flip_classifier", "replay", "train_report", "training_setup",
+                    "margin_policy", "learning"]
+PY_FORBIDDEN = {os.path.join("python", "mlgo_env", "cluster"): TRAINING_MODULES}
+PY_IMPORT = re.compile(r"^\s*(?:from\s+(\S+)\s+import\s+(.+)|import\s+(.+))")
 SOURCE_EXTENSIONS = (".h", ".cc", ".cpp", ".c", ".hpp")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
@@ -208,10 +218,50 @@ def check_cmake(root, problems):
                                     f"in src/ (src/ builds the executable only)")
 
 
+def imported_modules(line, package_depth):
+    """The mlgo_env modules a Python import line names (first component after the package),
+    for a file `package_depth` folders below mlgo_env/."""
+    m = PY_IMPORT.match(line)
+    if not m:
+        return []
+    if m.group(3):
+        names = [n.strip().split(" ")[0] for n in m.group(3).split(",")]
+        return [n.split(".")[1] for n in names if n.startswith("mlgo_env.")]
+    source, what = m.group(1), m.group(2)
+    if source.startswith("."):
+        dots = len(source) - len(source.lstrip("."))
+        if dots <= package_depth:
+            return []  # within the layer's own package
+        rest = source[dots:]
+    elif source == "mlgo_env" or source.startswith("mlgo_env."):
+        rest = source[len("mlgo_env."):] if "." in source else ""
+    else:
+        return []
+    if rest:
+        return [rest.split(".")[0]]
+    return [n.strip().split(" ")[0] for n in what.strip("() ").split(",") if n.strip()]
+
+
+def check_python(root, problems):
+    package = os.path.join(root, "python", "mlgo_env")
+    for folder, forbidden in sorted(PY_FORBIDDEN.items()):
+        for path in walk_files(root, folder, (".py",)):
+            # Folders between mlgo_env/ and the file: a relative import with more dots
+            # than that leaves the layer's own package.
+            depth = len(os.path.relpath(os.path.dirname(path), package).split(os.sep))
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    for name in imported_modules(line, depth):
+                        if name in forbidden:
+                            problems.append(f"{relpath(root, path)}:{number}: {folder} may not "
+                                            f"import mlgo_env.{name}")
+
+
 def check(root):
     problems = []
     check_includes(root, problems)
     check_cmake(root, problems)
+    check_python(root, problems)
     return problems
 
 
@@ -243,6 +293,11 @@ def self_test():
                        '#include "mlgo/trace/t.h"\n',
         "launch/CMakeLists.txt": "target_link_libraries(mlgo_launch PUBLIC mlgo::env mlgo::policy)\n"
                                  "target_link_libraries(mlgo_launch PRIVATE mlgo::server)\n",
+        "python/mlgo_env/cluster/r.py": "from .tasks import x\nfrom ..episodes import y\n"
+                                        "from ..search import objective\n"
+                                        "    from .. import train\n",
+        "python/mlgo_env/cluster/sub/t.py": "from ..runner import x\nimport mlgo_env.evaluate\n"
+                                            "from ...training.es import z\n",
     }
     expected = [
         'protocol/p.cc:2: protocol may not include "mlgo/env/e.h"',
@@ -262,6 +317,12 @@ def self_test():
         "policy/CMakeLists.txt:1: policy may not link mlgo::corpus",
         'launch/l.cc:3: launch may not include "mlgo/trace/t.h"',
         "launch/CMakeLists.txt:2: launch may not link mlgo::server",
+        "python/mlgo_env/cluster/r.py:3: python/mlgo_env/cluster may not import mlgo_env.search",
+        "python/mlgo_env/cluster/r.py:4: python/mlgo_env/cluster may not import mlgo_env.train",
+        "python/mlgo_env/cluster/sub/t.py:2: python/mlgo_env/cluster may not import "
+        "mlgo_env.evaluate",
+        "python/mlgo_env/cluster/sub/t.py:3: python/mlgo_env/cluster may not import "
+        "mlgo_env.training",
     ]
     with tempfile.TemporaryDirectory(prefix="mlgo-check-layers-") as root:
         for name, text in files.items():

@@ -3,6 +3,7 @@
 # Idempotent: re-running only rebuilds what changed.
 #   scripts/setup.sh                 -> build/ (RelWithDebInfo)
 #   MLGO_BUILD_DIR=dir MLGO_CMAKE_ARGS="..." scripts/setup.sh
+#   MLGO_EXTRA_PACKAGES="p q" scripts/setup.sh   -> also installs p and q (scripts/test.sh)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${MLGO_BUILD_DIR:-$here/build}"
@@ -17,7 +18,10 @@ packages=(
   python3 valgrind
   python3-dev pybind11-dev python3-pybind11 python3-numpy python3-pytest python3-matplotlib  # the Python package mlgo_env
   python3-pip python3-setuptools python3-wheel python3-venv  # pip install ./python
+  python3-distributed                               # mlgo_env.cluster: Dask (--scheduler)
 )
+# shellcheck disable=SC2206 # a list of package names
+packages+=(${MLGO_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

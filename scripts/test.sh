@@ -6,7 +6,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc)"
 
-"$here/scripts/setup.sh"
+# The cluster tests start a real single-node Slurm (slurmctld, slurmd, munged) and a
+# second network namespace themselves; they need these beyond the build.
+MLGO_EXTRA_PACKAGES="slurm-wlm munge iproute2" "$here/scripts/setup.sh"
 echo "== tests (build/)"
 ctest --test-dir "$here/build" --output-on-failure -j "$jobs"
 

@@ -2,6 +2,7 @@
 #include "mlgo/trace/module_selection.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <regex>
 
@@ -31,6 +32,10 @@ Result<std::vector<size_t>> selectModules(const std::vector<std::string>& names,
   if (!(options.samplingRate >= 0 && options.samplingRate <= 1))
     return makeError(ErrorCode::kInvalidArgument, "--sampling-rate must be in [0, 1], got {}",
                      options.samplingRate);
+  if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--shard={}/{}: the shard index must be below the shard count",
+                     options.shardIndex, options.shardCount);
   if (names.size() != sizes.size())
     return makeError(ErrorCode::kInternal, "selectModules: {} names but {} sizes", names.size(),
                      sizes.size());
@@ -76,7 +81,34 @@ Result<std::vector<size_t>> selectModules(const std::vector<std::string>& names,
   std::sort(selected.begin(), selected.end(), [&](size_t a, size_t b) {
     return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : names[a] < names[b];
   });
+  if (options.shardCount > 1) {
+    std::vector<size_t> shard;
+    for (size_t i = options.shardIndex; i < selected.size(); i += options.shardCount)
+      shard.push_back(selected[i]);
+    selected = std::move(shard);
+  }
   return selected;
+}
+
+Status parseShard(std::string_view text, SelectionOptions& options) {
+  auto bad = [&] {
+    return makeError(ErrorCode::kInvalidArgument,
+                     "--shard='{}': expected K/N with 0 <= K < N (e.g. 0/4)", text);
+  };
+  size_t slash = text.find('/');
+  if (slash == std::string_view::npos)
+    return bad();
+  uint32_t index = 0;
+  uint32_t count = 0;
+  const char* end = text.data() + text.size();
+  auto k = std::from_chars(text.data(), text.data() + slash, index);
+  auto n = std::from_chars(text.data() + slash + 1, end, count);
+  if (k.ec != std::errc() || k.ptr != text.data() + slash || n.ec != std::errc() ||
+      n.ptr != end || count == 0 || index >= count)
+    return bad();
+  options.shardIndex = index;
+  options.shardCount = count;
+  return Status::success();
 }
 
 Result<std::vector<size_t>> selectModules(const corpus::Corpus& corpus,

@@ -121,5 +121,47 @@ TEST(ModuleSelection, RankIsAPureFunctionOfNameAndSeed) {
   EXPECT_NE(moduleRank("sha256.o", 1), moduleRank("sha257.o", 1));
 }
 
+TEST(ModuleSelection, ShardsPartitionTheSampleAndInterleaveBackToItsOrder) {
+  auto all = names(41);
+  auto whole = selectModules(all, sizes(41), {0.8, 5, ""});
+  ASSERT_TRUE(whole.ok());
+  const uint32_t count = 3;
+  std::vector<std::vector<size_t>> shards;
+  for (uint32_t k = 0; k < count; ++k) {
+    SelectionOptions options{.samplingRate = 0.8, .seed = 5, .moduleFilter = ""};
+    options.shardIndex = k;
+    options.shardCount = count;
+    auto shard = selectModules(all, sizes(41), options);
+    ASSERT_TRUE(shard.ok());
+    shards.push_back(*shard);
+  }
+  // Round-robin over the shards gives the unsharded order back, module for module.
+  std::vector<size_t> merged;
+  for (size_t i = 0; merged.size() < whole->size(); ++i)
+    for (const auto& shard : shards)
+      if (i < shard.size())
+        merged.push_back(shard[i]);
+  EXPECT_EQ(merged, *whole);
+  EXPECT_EQ(shards[0].size(), (whole->size() + 2) / 3);
+}
+
+TEST(ModuleSelection, ShardTextIsParsedAndChecked) {
+  SelectionOptions options;
+  ASSERT_TRUE(parseShard("2/5", options).ok());
+  EXPECT_EQ(options.shardIndex, 2u);
+  EXPECT_EQ(options.shardCount, 5u);
+  for (const char* bad : {"5/5", "1/0", "1", "a/3", "1/3x", "-1/3", "/3", "1/"}) {
+    Status status = parseShard(bad, options);
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_THAT(status.error().message(), HasSubstr("expected K/N")) << bad;
+  }
+  SelectionOptions outOfRange{.samplingRate = 1.0, .seed = 0, .moduleFilter = ""};
+  outOfRange.shardIndex = 3;
+  outOfRange.shardCount = 3;
+  auto refused = selectModules(names(4), sizes(4), outOfRange);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message(), HasSubstr("--shard=3/3"));
+}
+
 } // namespace
 } // namespace mlgo::trace

@@ -1,4 +1,5 @@
-"""Locating the compiled core ``_core`` (built by the project's CMake).
+"""Locating the compiled core ``_core`` (built by the project's CMake), and the
+``mlgo-env`` executable (:func:`find_mlgo_env`).
 
 Search order: the installed package itself (``pip install ./python`` copies
 the module next to this file); ``$MLGO_ENV_CORE_DIR``; then ``build/python``
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import sys
 from types import ModuleType
 from typing import List, Optional
@@ -51,3 +53,17 @@ def load_core() -> ModuleType:
         "mlgo_env's compiled core (_core) was not found in " + ", ".join(candidates())
         + ". Build it (scripts/setup.sh or cmake --build build --target mlgo_env_core), set "
         "MLGO_ENV_CORE_DIR to its directory, or use make(..., remote=...) against a server.")
+
+
+def find_mlgo_env(explicit: Optional[str] = None) -> str:
+    """The mlgo-env executable: `explicit`, $MLGO_ENV, the checkout's build tree, or PATH.
+    FileNotFoundError saying how to name it when none is executable."""
+    candidates = [explicit, os.environ.get("MLGO_ENV"),
+                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "build", "src", "mlgo-env"),
+                  shutil.which("mlgo-env")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise FileNotFoundError("cannot find the mlgo-env executable: pass --mlgo-env or set "
+                            "MLGO_ENV (it is built at build/src/mlgo-env)")

@@ -1,7 +1,7 @@
 """Plays every module of a corpus with a policy file and compares with clang's default.
 
     python -m mlgo_env.evaluate --problem=inlining --policy=policy.json --corpus=DIR \\
-        [--workers=N] [--remote=unix:PATH] [--modules=a,b,...]
+        [--workers=N | --scheduler=ADDRESS|local[:N]] [--remote=unix:PATH] [--modules=a,b,...]
 
 Prints one row per module (default bytes, policy bytes, reward), then the mean of the
 per-module rewards, and ends with exactly one line
@@ -11,6 +11,11 @@ per-module rewards, and ends with exactly one line
 where N and M are the summed executable-section bytes the reward uses: N is the plain
 (default) compile of each module, M the compile that followed the policy. A module
 without any inlining decision counts its default bytes on both sides.
+
+With --scheduler each module is a task on a Dask cluster (mlgo_env.cluster); the corpus
+must be at the same path on every worker. A module that fails (on every worker it was
+tried on) is listed once as `failed: MODULE: reason`, left out of the totals, and the
+exit code is 3.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import sys
 from typing import Sequence
 
 from . import episodes as ep
+from .cluster import Failure, Progress, add_arguments, open_runner
+from .cluster.tasks import evaluate_task
 from .policy import PolicyError, check_compatible, load_policy
 from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
 
@@ -38,6 +45,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="only the modules the policy's trainer used for training, or only "
                         "those it held out (its seed and validation share, from the policy's "
                         "metadata)")
+    add_arguments(p)
     return p.parse_args(argv)
 
 
@@ -62,25 +70,41 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "trained with (metadata 'seed', 'validation_share')")
             train, val = split_modules(modules, float(meta["validation_share"]), int(meta["seed"]))
             modules = val if a.split == "validation" else train
+        if a.scheduler and a.remote:
+            raise ValueError("--scheduler runs environments on the cluster's workers; "
+                             "--remote names a server: give one of them")
         make = env_factory(a.problem, a.corpus, a.remote, a.cache_dir)
-        with ep.EpisodePool(make, max(1, a.workers)) as pool:
+        with open_runner(a.scheduler, make, max(1, a.workers), a.corpus) as pool:
             available = pool.observation_features() + ["inlining_default"]
             check_compatible(policy, a.problem, available)
-            results = pool.play([(m, ep.policy_decider(policy)) for m in modules])
+            outcomes = pool.map(evaluate_task, [(m, policy) for m in modules], modules,
+                                progress=Progress("episodes"))
+            if not pool.local:
+                print("tasks per worker: " + ", ".join(
+                    f"{w} {n}" for w, n in sorted(pool.stats.per_worker.items())),
+                    file=sys.stderr)
     except (ValueError, PolicyError, FileNotFoundError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
+        return 2
+    results = [r for r in outcomes if not isinstance(r, Failure)]
+    failures = [r for r in outcomes if isinstance(r, Failure)]
+    if not results:
+        print("evaluate: error: every module failed: " + "; ".join(map(str, failures)),
+              file=sys.stderr)
         return 2
     width = max(len(r.module) for r in results)
     print(f"{'module':<{width}}  {'default':>10}  {'policy':>10}  {'reward':>9}")
     for r in results:
         print(f"{r.module:<{width}}  {r.default_score:>10.0f}  {r.policy_score:>10.0f}  "
               f"{r.reward:>+9.5f}")
+    for f in failures:
+        print(f"failed: {f}")
     s = ep.summarise(results)
     print(f"mean per-module reward: {s['reward_mean']:+.5f} over {len(results)} modules "
           f"(p10 {s['reward_p10']:+.4f}, median {s['reward_p50']:+.4f}, p90 {s['reward_p90']:+.4f})")
     print(f"total: default {s['default_total']:.0f} bytes, policy {s['policy_total']:.0f} bytes, "
           f"change {s['total_change'] * 100:+.2f}%")
-    return 0
+    return 3 if failures else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 trace, then an evolution-strategies search, judged on held-out modules.
 
     python -m mlgo_env.train --problem=inlining --corpus=DIR --output=policy.json \\
-        --minutes=20 [--workers=2] [--remote=unix:PATH] [--seed=0]
+        --minutes=20 [--workers=2 | --scheduler=ADDRESS|local[:N]] [--remote=unix:PATH] [--seed=0]
 
 1. The corpus is split by a seeded hash of module names (--validation-share); the
    validation modules are played once, at the end, to report.
@@ -30,12 +30,19 @@ trace, then an evolution-strategies search, judged on held-out modules.
 Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.warmstart.json,
 OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
 OUTPUT.history.json and OUTPUT.trace.log (+ .csv). The minutes budget covers everything
-before the final validation, which runs after it.
+before the final validation, which runs after it; --rounds also bounds the search by a
+number of rounds (for a seed, a run whose budget is not reached then chooses the same policy
+wherever its episodes run).
+
+--scheduler runs the trace shards and the episodes as tasks on a Dask cluster
+(mlgo_env.cluster; the corpus at the same path on every worker); the search itself, the
+checkpoint and the outputs stay in this process, so --resume works after a cluster restart.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -46,6 +53,8 @@ import numpy as np
 from . import episodes as ep
 from . import train_report as report
 from . import flip_classifier as fc
+from .cluster import TaskRunner, add_arguments as add_cluster_arguments, open_runner
+from .cluster.trace import run_trace
 from .flip_classifier import space_of as classifier_space_of
 from .flip_search import FlipSet, collect as collect_flips
 from .margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
@@ -53,7 +62,7 @@ from .policy import Policy, PolicyError, policy_from_json, save_policy
 from .replay import ReplayCache, seed_from_trace
 from .search import CoordinateSearch, ElitistES, objective
 from .trace_log import Trace, read_trace
-from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env, run_trace,
+from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env,
                              split_modules)
 
 
@@ -109,6 +118,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                                       "writable)")
     p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
     p.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt.npz")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="stop the search after this many rounds (0: when the budget ends)")
+    add_cluster_arguments(p)
     p.add_argument("--quiet", action="store_true")
     return p.parse_args(argv)
 
@@ -116,8 +128,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 class Trainer:
     """State of one training run; `run` does it all."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, runner: TaskRunner | None = None) -> None:
         self.args = args
+        self.runner = runner  # where episodes and the trace run (main() opens it)
         self.rng = np.random.default_rng(args.seed)
         self.clock = report.Clock()
         self.deadline = self.clock.start + args.minutes * 60.0
@@ -137,7 +150,7 @@ class Trainer:
             t = time.monotonic()
             self.log(f"tracing the default policy on {a.trace_sampling_rate:.0%} of the "
                      f"corpus -> {path}")
-            run_trace(find_mlgo_env(a.mlgo_env), a.problem, a.corpus, path, a.workers,
+            run_trace(self.runner, find_mlgo_env(a.mlgo_env), a.problem, a.corpus, path,
                       a.seed, a.trace_sampling_rate, a.cache_dir)
             self.clock.times["trace"] = time.monotonic() - t
         return read_trace(path), path + ".csv"
@@ -228,7 +241,7 @@ class Trainer:
         seed_from_trace(cache, trace, csv_path, train)
         search, check = self.choose_modules(cache, train)
         self.log(f"search on {len(search)} training modules, check on {len(check)}")
-        with ep.EpisodePool(self.env_factory(), a.workers) as pool:
+        with contextlib.nullcontext(self.runner) as pool:
             if a.method == "classifier":
                 best = self.classifier(pool, cache, trace, search, check, val, ckpt, state)
             else:
@@ -239,6 +252,10 @@ class Trainer:
             self.clock.account(val_results, 0, time.monotonic() - t)
         self.finish(best, val_results, train, val, search, check)
         return 0
+
+    def more_rounds(self, iteration: int) -> bool:
+        """False once --rounds search rounds are done."""
+        return not self.args.rounds or iteration < self.args.rounds
 
     def env_factory(self) -> Any:
         a = self.args
@@ -264,7 +281,8 @@ class Trainer:
             self.start_search(es, pool, cache, space, search, check)
         last, first, shown = 0.0, iteration + 1, -np.inf
         # At least one round, however little budget the trace and cloning left.
-        while iteration < first or time.monotonic() + last < self.deadline:
+        while iteration < first or (time.monotonic() + last < self.deadline
+                                    and self.more_rounds(iteration)):
             t = time.monotonic()
             iteration += 1
             row = self.search_round(es, iteration, pool, cache, space, search, check, val)
@@ -370,7 +388,7 @@ class Trainer:
         self.u_fit = u_fit
         warm = cspace.policy(u_fit)
         last, shown = 0.0, -np.inf
-        while time.monotonic() + last < self.deadline:
+        while time.monotonic() + last < self.deadline and self.more_rounds(iteration):
             t = time.monotonic()
             iteration += 1
             cands = es.propose(self.rng)
@@ -411,7 +429,7 @@ class Trainer:
                          f"({done / (time.monotonic() - now):.2f}/s)")
         t = time.monotonic()
         flips = collect_flips(pool, trajectories, names, search, self.rng,
-                              a.flips_per_module, stop, batch=8 * a.workers,
+                              a.flips_per_module, stop, batch=8 * pool.slots,
                               on_batch=progress)
         wall = time.monotonic() - t
         self.clock.played += len(flips.rewards)
@@ -518,7 +536,15 @@ def _quantiles(rewards: np.ndarray) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        return Trainer(args).run()
+        if args.scheduler and args.remote:
+            raise ValueError("--scheduler runs environments on the cluster's workers; "
+                             "--remote names a server: give one of them")
+        trainer = Trainer(args)
+        log = None if args.quiet else trainer.log
+        with open_runner(args.scheduler, trainer.env_factory(), args.workers, args.corpus,
+                         log) as runner:
+            trainer.runner = runner
+            return trainer.run()
     except (ValueError, PolicyError, FileNotFoundError, RuntimeError) as e:
         print(f"train: error: {e}", file=sys.stderr)
         return 2

@@ -4,25 +4,12 @@ opening environments, and the feature list a policy for a problem may use."""
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 import subprocess
 from typing import Any, Callable, Sequence
 
+from ._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
+
 SUPPORTED_PROBLEMS = ("inlining",)
-
-
-def find_mlgo_env(explicit: str | None = None) -> str:
-    """The mlgo-env executable: `explicit`, $MLGO_ENV, the checkout's build tree, or PATH."""
-    candidates = [explicit, os.environ.get("MLGO_ENV"),
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                               "build", "src", "mlgo-env"),
-                  shutil.which("mlgo-env")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    raise FileNotFoundError("cannot find the mlgo-env executable: pass --mlgo-env or set "
-                            "MLGO_ENV (it is built at build/src/mlgo-env)")
 
 
 def split_modules(modules: Sequence[str], validation_share: float, seed: int

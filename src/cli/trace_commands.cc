@@ -34,6 +34,7 @@ struct TraceFlags {
   bool dryRun = false;
   bool printCommands = false;
   bool noProgress = false;
+  std::string shard;
 };
 
 struct ReplayFlags {
@@ -108,6 +109,11 @@ int runTraceCommand(TraceFlags& flags) {
     return usage(options.error());
   flags.trace.environment = *options;
   flags.trace.selection.seed = flags.env.seed;
+  if (!flags.shard.empty()) {
+    Status shard = trace::parseShard(flags.shard, flags.trace.selection);
+    if (!shard.ok())
+      return usage(shard.error());
+  }
   if (flags.dryRun || flags.printCommands)
     return printSelection(flags.trace, flags.printCommands);
   if (flags.trace.output.empty())
@@ -212,6 +218,9 @@ void addTraceCommands(CLI::App& app, Action& action) {
                    "default (clang's heuristic, or the named host policy when clang does not "
                    "expose it) | fallback")
       ->capture_default_str();
+  trace->add_option("--shard", traceFlags.shard,
+                    "K/N: trace only shard K of N of the sample (every N-th module of the "
+                    "trace order, from the K-th); the N shards together are the whole sample");
   trace->add_flag("--dry-run", traceFlags.dryRun, "print the selected modules and stop");
   trace->add_flag("--print-commands", traceFlags.printCommands,
                   "print each selected module's plain compile as a JSON line and stop");

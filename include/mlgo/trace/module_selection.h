@@ -18,6 +18,11 @@
 ///     as ml-compiler-opt does, so big modules start early and small ones
 ///     fill the gaps. This is the order modules are compiled in and written
 ///     to the trace.
+///  4. With `shardCount` N > 1, only the positions i of that order with
+///     i % N == `shardIndex` are kept (`trace --shard=K/N`): the N shards
+///     partition the sample, each gets big and small modules alike, and
+///     interleaving the shards' modules round-robin gives the whole order
+///     back (mlgo_env.cluster merges shard traces that way).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TRACE_MODULE_SELECTION_H
@@ -39,14 +44,21 @@ struct SelectionOptions {
   uint64_t seed = 0;
   /// Regular expression a module name must match entirely; empty = all.
   std::string moduleFilter;
+  /// Step 4: this shard of `shardCount` (0 <= shardIndex < shardCount).
+  uint32_t shardIndex = 0;
+  uint32_t shardCount = 1;
 };
+
+/// Parses `K/N` (0 <= K < N) into options.shardIndex/shardCount;
+/// kInvalidArgument naming the text otherwise.
+Status parseShard(std::string_view text, SelectionOptions& options);
 
 /// The rank of a module name under a seed (step 2 above).
 uint64_t moduleRank(std::string_view name, uint64_t seed);
 
 /// Indices into corpus.modules() of the selected modules, in trace order.
-/// kInvalidArgument for a rate outside [0, 1] or an invalid regular
-/// expression; an empty selection is not an error.
+/// kInvalidArgument for a rate outside [0, 1], an invalid regular
+/// expression or a shard index not below the shard count; an empty selection is not an error.
 Result<std::vector<size_t>> selectModules(const corpus::Corpus& corpus,
                                           const SelectionOptions& options);
 
