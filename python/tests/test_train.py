@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from mlgo_env.margin_policy import MarginSpace, space_of
-from mlgo_env.policy import load_policy, save_policy
+from mlgo_env.policies.margin_policy import MarginSpace, space_of
+from mlgo_env.policies.policy import load_policy, save_policy
 from mlgo_env.trace_log import read_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -19,8 +19,8 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import episodes as ep
-from .policy import PolicyError, check_compatible, load_policy
+from .. import episodes as ep
+from ..policies.policy import PolicyError, check_compatible, load_policy
 from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
 
 

@@ -15,7 +15,7 @@ SUPPORTED_PROBLEMS = ("inlining",)
 def find_mlgo_env(explicit: str | None = None) -> str:
     """The mlgo-env executable: `explicit`, $MLGO_ENV, the checkout's build tree, or PATH."""
     candidates = [explicit, os.environ.get("MLGO_ENV"),
-                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                "build", "src", "mlgo-env"),
                   shutil.which("mlgo-env")]
     for c in candidates:
@@ -48,7 +48,7 @@ def training_sample(corpus: str, validation_share: float, seed: int, count: int,
                     rng: Any) -> list[str]:
     """`count` modules of the corpus's training split (the trainer's split for `seed` and
     `validation_share`: validation modules are never in it), in `rng`'s random order."""
-    from .episodes import corpus_modules
+    from ..episodes import corpus_modules
     train, _ = split_modules(corpus_modules(corpus), validation_share, seed)
     return [train[i] for i in rng.permutation(len(train))[:count]]
 
