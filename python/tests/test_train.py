@@ -104,7 +104,8 @@ def test_cloning_agrees_with_the_default(trained):
 def test_evaluate_default_total_is_plain_clang(trained, tmp_path):
     exe, corpus, out, policy, _ = trained
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={policy}",
-                      f"--corpus={corpus}", "--workers=2", f"--cache-dir={out / 'cache'}")
+                      f"--corpus={corpus}", "--workers=2", f"--cache-dir={out / 'cache'}",
+                      "--no-baselines")
     lines = proc.stdout.strip().splitlines()
     assert lines[-1].startswith("total: default ")
     assert sum(l.startswith("total:") for l in lines) == 1

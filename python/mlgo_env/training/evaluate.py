@@ -11,6 +11,13 @@ per-module rewards, and ends with exactly one line
 where N and M are the summed executable-section bytes the reward uses: N is the plain
 (default) compile of each module, M the compile that followed the policy. A module
 without any inlining decision counts its default bytes on both sides.
+
+Before those two lines it prints the baselines on the same modules, each with its total
+and mean per-module reward (mlgo_env.training.baselines): the default, constant shifts of
+clang's margin (--baseline-shifts, in cost units), the best of them marked (chosen on the
+evaluated modules: an optimistic baseline), and no optional inline (every decision
+refused). They cost one evaluation each, less where a module's episode replays an
+earlier one; --no-baselines skips them.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import sys
 from typing import Sequence
 
+from . import baselines as bl
 from .. import episodes as ep
 from ..policies.policy import PolicyError, check_compatible, load_policy
 from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
@@ -38,6 +46,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="only the modules the policy's trainer used for training, or only "
                         "those it held out (its seed and validation share, from the policy's "
                         "metadata)")
+    p.add_argument("--baseline-shifts", default=",".join(f"{s:g}" for s in bl.DEFAULT_SHIFTS),
+                   help="constant margin shifts (cost units) to report beside the policy "
+                        "(default: %(default)s)")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="report the policy against the default alone (no baseline episodes)")
     return p.parse_args(argv)
 
 
@@ -48,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"evaluate supports {', '.join(SUPPORTED_PROBLEMS)}, not "
                              f"'{a.problem}'")
         policy = load_policy(a.policy)
+        shifts = [] if a.no_baselines else bl.parse_shifts(a.baseline_shifts)
         modules = ep.corpus_modules(a.corpus)
         if a.modules:
             wanted = a.modules.split(",")
@@ -66,7 +80,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with ep.EpisodePool(make, max(1, a.workers)) as pool:
             available = pool.observation_features() + ["inlining_default"]
             check_compatible(policy, a.problem, available)
-            results = pool.play([(m, ep.policy_decider(policy)) for m in modules])
+            if a.no_baselines:
+                results = pool.play([(m, ep.policy_decider(policy)) for m in modules])
+            else:
+                evaluation = bl.evaluate(pool, policy, modules, available, shifts)
+                results = evaluation.policy
+                print(f"evaluate: {evaluation.played} episodes played, {evaluation.replayed} "
+                      f"replayed", file=sys.stderr)
     except (ValueError, PolicyError, FileNotFoundError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
@@ -75,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         print(f"{r.module:<{width}}  {r.default_score:>10.0f}  {r.policy_score:>10.0f}  "
               f"{r.reward:>+9.5f}")
+    if not a.no_baselines:
+        print("\n".join(bl.report(evaluation)))
     s = ep.summarise(results)
     print(f"mean per-module reward: {s['reward_mean']:+.5f} over {len(results)} modules "
           f"(p10 {s['reward_p10']:+.4f}, median {s['reward_p50']:+.4f}, p90 {s['reward_p90']:+.4f})")
