@@ -2,7 +2,7 @@
 
 - train.py: the trainer (``python -m mlgo_env.train``): trace, cloning, search;
 - evaluate.py: a policy against the default and one-number baselines on a corpus
-  (``python -m mlgo_env.evaluate``);
+  (``python -m mlgo_env.evaluate``); baselines.py: those one-number baselines;
 - search.py, learning.py: the searches and the numpy learning parts;
 - replay.py: replays of recorded trajectories (a policy that decides as a recorded
   episode did gets its result without a compile);
