@@ -216,7 +216,7 @@ struct EpisodeOptions {
   std::optional<uint64_t> maxSteps;
   /// A prefix of decisions the episode answers itself before the agent's
   /// first (a fork; see "Forks" above). Empty = none.
-  std::vector<ActionValue> actions;
+  std::vector<ActionValue> actions = {};
 };
 
 struct ResetRequest {
