@@ -451,7 +451,9 @@ Result<ResetResult> Environment::reset(const ResetRequest& request,
         return index.error();
       seed.reset();
       auto started = impl.startOn(*index, request.options, stop);
-      if (!started.ok() || !started->step.terminated || started->step.truncated)
+      // (A fork whose compile ended in its prefix did make decisions.)
+      if (!started.ok() || !started->step.terminated || started->step.truncated ||
+          (started->step.summary && started->step.summary->prefixSteps > 0))
         return started;
       // A sampled module without decisions is skipped (gymnasium semantics).
       std::lock_guard lock(impl.samplerMutex);

@@ -126,12 +126,34 @@ void Episode::fillObservation(StepResult& result) const {
 }
 
 Status Episode::advance(StepResult& result, JobSlots::Lease& lease) {
-  auto event = session_->next(current_);
-  if (!event.ok())
-    return fail(event.error());
-  if (*event == SessionEvent::kEnd)
-    return complete(result, lease, /*truncated=*/false);
-  return present(result, lease);
+  for (;;) {
+    auto event = session_->next(current_);
+    if (!event.ok())
+      return fail(event.error());
+    if (*event == SessionEvent::kEnd)
+      return complete(result, lease, /*truncated=*/false);
+    if (prefixSteps_ == options_.actions.size())
+      return present(result, lease);
+    MLGO_TRY(answerFromPrefix());
+  }
+}
+
+Status Episode::answerFromPrefix() {
+  if (auto st = checkHeader(); !st.ok())
+    return fail(st.error());
+  const BoundProblem& bound = *context_->bound;
+  const ActionValue& action = options_.actions[prefixSteps_];
+  // Checked like an agent's action; a bad one ends the fork before clang sees it.
+  Status valid = bound.validate(current_, action);
+  if (valid.ok())
+    valid = bound.encode(action, advice_);
+  if (!valid.ok())
+    return fail(Error(ErrorCode::kInvalidArgument,
+                      fmt::format("actions[{}]: {}", prefixSteps_, valid.error().message())));
+  if (auto st = session_->answer(advice_); !st.ok())
+    return fail(st.error());
+  ++prefixSteps_;
+  return Status::success();
 }
 
 Status Episode::present(StepResult& result, JobSlots::Lease& lease) {
@@ -264,6 +286,7 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   summary.observations = report->observations;
   summary.agentSteps = agentSteps_;
   summary.fallbackSteps = fallbackSteps_;
+  summary.prefixSteps = prefixSteps_;
   summary.channelOpened = report->channelOpened;
   summary.baselineCached = baseline_.cached;
   summary.compileSeconds = seconds(report->wallTime);

@@ -78,7 +78,11 @@ public:
   std::mutex& mutex() { return mutex_; }
 
 private:
+  /// Waits for clang's next request: answers it from the prefix while any
+  /// is left, else presents it (or completes the episode at the end).
   Status advance(StepResult& result, JobSlots::Lease& lease);
+  /// Answers the current request with options_.actions[prefixSteps_].
+  Status answerFromPrefix();
   /// The compiler asked for its next decision: show it to the agent.
   Status present(StepResult& result, JobSlots::Lease& lease);
   Status validateAndEncode(const ActionValue& action);
@@ -110,6 +114,8 @@ private:
   JobSlots::Lease inFlightLease_;
   uint64_t agentSteps_ = 0;
   uint64_t fallbackSteps_ = 0;
+  /// Decisions answered from options_.actions so far.
+  uint64_t prefixSteps_ = 0;
   std::vector<std::byte> advice_;
   /// The check of the call in progress; the session asks it too (its
   /// SessionLimits::interrupt points here).

@@ -1,6 +1,6 @@
 //===- policy/policy_file.cc - reading and validating policy files ----------===//
 ///
-/// The checks and their messages follow python/mlgo_env/policy.py's
+/// The checks and their messages follow python/mlgo_env/policies/policy.py's
 /// policy_from_json, in the same order, so both loaders refuse a file with
 /// the same first complaint.
 ///

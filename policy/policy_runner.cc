@@ -1,7 +1,7 @@
 //===- policy/policy_runner.cc - answering observations with a policy -------===//
 ///
 /// The arithmetic is spelled out in mlgo/policy/policy.h and mirrored by
-/// python/mlgo_env/policy.py's exact path (Policy.act): change both together.
+/// python/mlgo_env/policies/policy.py's exact path (Policy.act): change both together.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy.h"

@@ -44,8 +44,8 @@ from mlgo_env.cluster import InProcessRunner  # noqa: E402
 from mlgo_env.cluster.dask_runner import connect, run_on_worker  # noqa: E402
 from mlgo_env.cluster.tasks import evaluate_task  # noqa: E402
 from mlgo_env.episodes import corpus_modules  # noqa: E402
-from mlgo_env.policy import load_policy, new_policy  # noqa: E402
-from mlgo_env.training_setup import env_factory  # noqa: E402
+from mlgo_env.policies.policy import load_policy, new_policy  # noqa: E402
+from mlgo_env.training.training_setup import env_factory  # noqa: E402
 
 
 def cpu_seconds(pid):

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(CHECKOUT, "tests", "python"))
 
 import numpy as np  # noqa: E402
 
-from mlgo_env.policy import Layer, Policy, save_policy  # noqa: E402
+from mlgo_env.policies.policy import Layer, Policy, save_policy  # noqa: E402
 
 RESERVED = {"lua5.4", "libzstd", "bzip2", "ninja-build", "re2"}
 

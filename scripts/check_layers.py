@@ -11,8 +11,16 @@ headers in include/mlgo/<layer>/. Arrows point down only:
     server                           may use env and the leaves, not trace or launch
     src                              the mlgo-env executable alone: anything
     python (python/src)              the pybind11 core: env, policy and the leaves
-    python/mlgo_env/cluster          the package's task runners: the env API and
-                                     policies, never the training modules
+
+and inside the Python package python/mlgo_env/, by import (low to high; a
+module may import its own layer and lower ones):
+
+    api        the top-level modules (mlgo_env.env, vector, remote, episodes...)
+    policies   mlgo_env/policies/: the policy file format and its forms
+    cluster    mlgo_env/cluster/: task runners (in process, Dask)
+    training   mlgo_env/training/: trainer, search, evaluation, reports
+    commands   mlgo_env/train/, mlgo_env/evaluate/ (python -m entry points) and
+               demo.py: may import anything; nothing imports them
 
 Fails (exit 1), naming file, line and what it used, when:
   1. a layer's file (<layer>/**, include/mlgo/<layer>/**) includes
@@ -25,12 +33,15 @@ Fails (exit 1), naming file, line and what it used, when:
      INTERFACE include directory other than include/);
   4. a library lives under src/: an add_library in src/, a CMakeLists.txt in a
      subfolder of src/, or a subfolder of src/ other than cli/;
-  5. a module of a Python package layer imports a module it may not (PY_FORBIDDEN).
+  5. a module of python/mlgo_env/ imports (anywhere in the file, lazy imports
+     too) a module of a higher Python layer or a command, or a folder of
+     python/mlgo_env/ is not a Python layer.
 
 Usage: scripts/check_layers.py [--root DIR]    (default: the repository)
        scripts/check_layers.py --self-test     (checks that it catches each case)
 """
 import argparse
+import ast
 import os
 import re
 import sys
@@ -66,14 +77,14 @@ EXTRA_TARGETS = {
 }
 # Project targets that are no layer (toolchain wrappers).
 NEUTRAL_TARGETS = {"mlgo_llvm", "mlgo_warnings"}
-# Python package layers: folder -> the mlgo_env modules (and packages) it may not import.
-# The trainer's modules sit at the package's top level until they move to training/.
-TRAINING_MODULES = ["training", "train", "evaluate", "search", "flip_search",
-                    "flip_classifier", "replay", "train_report", "training_setup",
-                    "margin_policy", "learning"]
-PY_FORBIDDEN = {os.path.join("python", "mlgo_env", "cluster"): TRAINING_MODULES}
-PY_IMPORT = re.compile(r"^\s*(?:from\s+(\S+)\s+import\s+(.+)|import\s+(.+))")
 SOURCE_EXTENSIONS = (".h", ".cc", ".cpp", ".c", ".hpp")
+# The Python package's layers, low to high; "commands" may import anything.
+PY_LAYERS = ["api", "policies", "cluster", "training", "commands"]
+# Subpackages of mlgo_env by layer (anything else at the top level is "api").
+PY_PACKAGES = {"policies": "policies", "cluster": "cluster", "training": "training",
+               "train": "commands", "evaluate": "commands"}
+PY_COMMAND_MODULES = {"demo"}
+PY_PACKAGE = os.path.join("python", "mlgo_env")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 
@@ -218,43 +229,66 @@ def check_cmake(root, problems):
                                     f"in src/ (src/ builds the executable only)")
 
 
-def imported_modules(line, package_depth):
-    """The mlgo_env modules a Python import line names (first component after the package),
-    for a file `package_depth` folders below mlgo_env/."""
-    m = PY_IMPORT.match(line)
-    if not m:
-        return []
-    if m.group(3):
-        names = [n.strip().split(" ")[0] for n in m.group(3).split(",")]
-        return [n.split(".")[1] for n in names if n.startswith("mlgo_env.")]
-    source, what = m.group(1), m.group(2)
-    if source.startswith("."):
-        dots = len(source) - len(source.lstrip("."))
-        if dots <= package_depth:
-            return []  # within the layer's own package
-        rest = source[dots:]
-    elif source == "mlgo_env" or source.startswith("mlgo_env."):
-        rest = source[len("mlgo_env."):] if "." in source else ""
-    else:
-        return []
-    if rest:
-        return [rest.split(".")[0]]
-    return [n.strip().split(" ")[0] for n in what.strip("() ").split(",") if n.strip()]
+def python_layer(parts):
+    """The layer of module mlgo_env.<parts...> (parts may be empty: the package)."""
+    if not parts:
+        return "api"
+    if parts[0] in PY_PACKAGES:
+        return PY_PACKAGES[parts[0]]
+    return "commands" if parts[0] in PY_COMMAND_MODULES else "api"
+
+
+def imported_names(tree, package):
+    """(line, dotted module name) of every import in `tree`, a module of `package` (its
+    dotted name), relative imports resolved; `from X import y` names X.y, which is X's
+    submodule y or a name of X (both count as X's layer or y's, see python_layer)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                yield node.lineno, f"{source}.{alias.name}"
 
 
 def check_python(root, problems):
-    package = os.path.join(root, "python", "mlgo_env")
-    for folder, forbidden in sorted(PY_FORBIDDEN.items()):
-        for path in walk_files(root, folder, (".py",)):
-            # Folders between mlgo_env/ and the file: a relative import with more dots
-            # than that leaves the layer's own package.
-            depth = len(os.path.relpath(os.path.dirname(path), package).split(os.sep))
+    package_dir = os.path.join(root, PY_PACKAGE)
+    if not os.path.isdir(package_dir):
+        return
+    for name in sorted(os.listdir(package_dir)):
+        if os.path.isdir(os.path.join(package_dir, name)) and name != "__pycache__" \
+                and name not in PY_PACKAGES:
+            problems.append(f"{PY_PACKAGE}/{name}: not a Python layer (folders: "
+                            f"{', '.join(sorted(PY_PACKAGES))}; see scripts/check_layers.py)")
+    for path in walk_files(root, PY_PACKAGE, (".py",)):
+        rel = relpath(root, path)
+        parts = os.path.relpath(path, package_dir).split(os.sep)
+        module_parts = parts[:-1] + ([] if parts[-1] == "__init__.py" else [parts[-1][:-3]])
+        layer = python_layer(module_parts)
+        package = ".".join(["mlgo_env"] + parts[:-1])
+        try:
             with open(path, encoding="utf-8") as f:
-                for number, line in enumerate(f, 1):
-                    for name in imported_modules(line, depth):
-                        if name in forbidden:
-                            problems.append(f"{relpath(root, path)}:{number}: {folder} may not "
-                                            f"import mlgo_env.{name}")
+                tree = ast.parse(f.read(), filename=rel)
+        except (SyntaxError, ValueError) as e:
+            problems.append(f"{rel}: cannot be parsed: {e}")
+            continue
+        if layer == "commands":
+            continue
+        for line, name in imported_names(tree, package):
+            dotted = name.split(".")
+            if dotted[0] != "mlgo_env":
+                continue
+            used = python_layer(dotted[1:2])
+            if PY_LAYERS.index(used) > PY_LAYERS.index(layer):
+                problems.append(f"{rel}:{line}: python {layer} may not import "
+                                f"{'.'.join(dotted[:2])} (layer {used}; {layer} may use: "
+                                f"{', '.join(PY_LAYERS[:PY_LAYERS.index(layer) + 1])})")
 
 
 def check(root):
@@ -287,17 +321,20 @@ def self_test():
                                  "target_include_directories(mlgo_server PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n",
         "trace/CMakeLists.txt": "target_link_libraries(mlgo_trace PUBLIC mlgo::env mlgo::llvm)\n"
                                 "target_include_directories(mlgo_trace PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})\n",
-        "policy/r.cc": '#include "mlgo/protocol/p.h"\n#include "mlgo/env/e.h"\n',
-        "policy/CMakeLists.txt": "target_link_libraries(mlgo_policy PUBLIC mlgo::protocol mlgo::corpus)\n",
-        "launch/l.cc": '#include "mlgo/policy/r.h"\n#include "mlgo/env/e.h"\n'
-                       '#include "mlgo/trace/t.h"\n',
-        "launch/CMakeLists.txt": "target_link_libraries(mlgo_launch PUBLIC mlgo::env mlgo::policy)\n"
-                                 "target_link_libraries(mlgo_launch PRIVATE mlgo::server)\n",
-        "python/mlgo_env/cluster/r.py": "from .tasks import x\nfrom ..episodes import y\n"
-                                        "from ..search import objective\n"
-                                        "    from .. import train\n",
-        "python/mlgo_env/cluster/sub/t.py": "from ..runner import x\nimport mlgo_env.evaluate\n"
-                                            "from ...training.es import z\n",
+        "python/mlgo_env/__init__.py": "from .env import Env\n",
+        "python/mlgo_env/env.py": "import numpy\nfrom . import errors\n"
+                                  "from .policies import Policy\n",
+        "python/mlgo_env/episodes.py": '"""from .training import x (a docstring)"""\n'
+                                       "def f():\n    from mlgo_env.cluster import runner\n",
+        "python/mlgo_env/demo.py": "from mlgo_env.training import train\n",
+        "python/mlgo_env/policies/p.py": "from .. import episodes\nfrom . import q\n"
+                                         "from ..training.replay import ReplayCache\n",
+        "python/mlgo_env/cluster/c.py": "from ..policies.policy import Policy\n"
+                                        "from ..episodes import play\nimport mlgo_env.training.search\n",
+        "python/mlgo_env/cluster/sub/d.py": "from ...trace_log import read\nfrom ... import demo\n",
+        "python/mlgo_env/training/t.py": "from ..cluster import runner\nfrom .. import evaluate\n",
+        "python/mlgo_env/train/__main__.py": "from ..training.train import main\n",
+        "python/mlgo_env/wrappers/w.py": "\n",
     }
     expected = [
         'protocol/p.cc:2: protocol may not include "mlgo/env/e.h"',
@@ -313,16 +350,13 @@ def self_test():
         "env/CMakeLists.txt:2: env may not link mlgo::server",
         "server/CMakeLists.txt:1: server may not link mlgo::trace",
         "server/CMakeLists.txt:2: mlgo_server exports ${CMAKE_CURRENT_SOURCE_DIR} as an include root",
-        'policy/r.cc:2: policy may not include "mlgo/env/e.h"',
-        "policy/CMakeLists.txt:1: policy may not link mlgo::corpus",
-        'launch/l.cc:3: launch may not include "mlgo/trace/t.h"',
-        "launch/CMakeLists.txt:2: launch may not link mlgo::server",
-        "python/mlgo_env/cluster/r.py:3: python/mlgo_env/cluster may not import mlgo_env.search",
-        "python/mlgo_env/cluster/r.py:4: python/mlgo_env/cluster may not import mlgo_env.train",
-        "python/mlgo_env/cluster/sub/t.py:2: python/mlgo_env/cluster may not import "
-        "mlgo_env.evaluate",
-        "python/mlgo_env/cluster/sub/t.py:3: python/mlgo_env/cluster may not import "
-        "mlgo_env.training",
+        "python/mlgo_env/env.py:3: python api may not import mlgo_env.policies",
+        "python/mlgo_env/episodes.py:3: python api may not import mlgo_env.cluster",
+        "python/mlgo_env/policies/p.py:3: python policies may not import mlgo_env.training",
+        "python/mlgo_env/cluster/c.py:3: python cluster may not import mlgo_env.training",
+        "python/mlgo_env/cluster/sub/d.py:2: python cluster may not import mlgo_env.demo",
+        "python/mlgo_env/training/t.py:2: python training may not import mlgo_env.evaluate",
+        "python/mlgo_env/wrappers: not a Python layer",
     ]
     with tempfile.TemporaryDirectory(prefix="mlgo-check-layers-") as root:
         for name, text in files.items():

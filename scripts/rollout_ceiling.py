@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.training_setup import add_diagnosis_arguments, env_factory, training_sample
+from mlgo_env.training.training_setup import add_diagnosis_arguments, env_factory, training_sample
 
 
 class Sequence:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Diagnosis: does moving clang's -Oz inlining boundary globally shrink code?
 
-Plays the margin policies "inline iff m + b > 0" (mlgo_env.margin_policy) for a few
+Plays the margin policies "inline iff m + b > 0" (mlgo_env.policies.margin_policy) for a few
 shifts b in cost units (b = 0 is the default: m is clang's margin max(threshold, 1) -
 cost_estimate clamped to the default's side of the boundary; with --plain it is not
 clamped, and b = -0.5 is the plain rule "cost < max(1, threshold)") on a fixed, seeded sample of *training*
@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.margin_policy import make_space
-from mlgo_env.replay import ReplayCache, seed_from_trace
+from mlgo_env.policies.margin_policy import make_space
+from mlgo_env.training.replay import ReplayCache, seed_from_trace
 from mlgo_env.trace_log import read_trace
-from mlgo_env.training_setup import env_factory, split_modules
+from mlgo_env.training.training_setup import env_factory, split_modules
 
 
 def main() -> int:

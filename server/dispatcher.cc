@@ -214,6 +214,29 @@ std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& requ
 
 Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}}; }
 
+std::optional<Dispatcher::Reply> Dispatcher::prefixParam(const llvm::json::Object& options,
+                                                         std::vector<env::ActionValue>& out) {
+  const auto* value = options.get("actions");
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return std::nullopt;
+  const auto* array = value->getAsArray();
+  if (!array)
+    return failure(Code::kInvalidParams, "options: 'actions' must be an array of actions");
+  out.reserve(array->size());
+  for (size_t i = 0; i < array->size(); ++i) {
+    auto decoded = protocol::decodeAction((*array)[i]);
+    if (!decoded || decoded->values.size() != 1)
+      return failure(Code::kInvalidAction,
+                     fmt::format("options: actions[{}]: {}", i,
+                                 decoded ? fmt::format("has {} values; this problem takes one",
+                                                       decoded->values.size())
+                                         : decoded.error().message()));
+    out.push_back(decoded->allIntegral ? env::ActionValue(decoded->integers[0])
+                                       : env::ActionValue(decoded->values[0]));
+  }
+  return std::nullopt;
+}
+
 Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
                                     ConnectionEpisodes& episodes) {
   env::ResetRequest request;
@@ -245,6 +268,8 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     }
     if (*optEncoding)
       chosen = **optEncoding;
+    if (auto refused = prefixParam(*object, request.options.actions))
+      return std::move(*refused);
   }
   if (!episodes.reserve(options_.maxEpisodesPerConnection))
     return failure(Code::kBusy,
@@ -257,8 +282,13 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     episodes.unreserve();
   else
     episodes.add(result->episode, chosen); // Takes the reserved place.
-  if (!result)
-    return failure(codeFor(result.error()), result.error().message());
+  if (!result) {
+    // With a prefix, kInvalidArgument is one of its actions breaking the rule.
+    bool badPrefix = !request.options.actions.empty() &&
+                     result.error().code() == ErrorCode::kInvalidArgument;
+    return failure(badPrefix ? Code::kInvalidAction : codeFor(result.error()),
+                   result.error().message());
+  }
   return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 
@@ -471,6 +501,7 @@ std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding enc
       json.attribute("observations", static_cast<int64_t>(s.observations));
       json.attribute("agent_steps", static_cast<int64_t>(s.agentSteps));
       json.attribute("fallback_steps", static_cast<int64_t>(s.fallbackSteps));
+      json.attribute("prefix_steps", static_cast<int64_t>(s.prefixSteps));
       json.attribute("channel_opened", s.channelOpened);
       json.attribute("baseline_cached", s.baselineCached);
       json.attribute("compile_seconds", s.compileSeconds);

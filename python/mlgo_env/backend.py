@@ -5,7 +5,8 @@
 answer with the same Python values for the same module and actions:
 
 - ``reset(requests)``: ``requests`` is ``[(module|None, seed|None,
-  max_steps|None), ...]``; per request ``(episode, module, obs, reward,
+  max_steps|None, actions|None), ...]`` (``actions``: a fork's prefix, a list
+  of ints/floats; see Env.reset); per request ``(episode, module, obs, reward,
   terminated, truncated, info)`` or an ``MlgoError`` instance;
 - ``step(episodes, actions)``: per episode ``(obs, reward, terminated,
   truncated, info)`` or an ``MlgoError`` instance;
@@ -29,7 +30,7 @@ from . import remote as _remote
 from ._native import load_core
 from .errors import MlgoError, error_for
 
-ResetRequest = Tuple[Optional[str], Optional[int], Optional[int]]
+ResetRequest = Tuple[Optional[str], Optional[int], Optional[int], Optional[List[Union[int, float]]]]
 
 # Every live in-process environment, so that its compilers die with the
 # interpreter even when the Env objects are still referenced at exit.
@@ -141,14 +142,19 @@ class RemoteBackend(Backend):
         self._specs = _remote.feature_specs(self.description)
 
     def _reset_params(self, request: ResetRequest) -> Dict[str, Any]:
-        module, seed, max_steps = request
+        module, seed, max_steps, actions = (tuple(request) + (None,))[:4]
         params: Dict[str, Any] = {"encoding": "base64"}
         if module is not None:
             params["module"] = module
         if seed is not None:
             params["seed"] = seed
+        options: Dict[str, Any] = {}
         if max_steps is not None:
-            params["options"] = {"max_steps": max_steps}
+            options["max_steps"] = max_steps
+        if actions is not None:
+            options["actions"] = list(actions)
+        if options:
+            params["options"] = options
         return params
 
     def reset(self, requests: Sequence[ResetRequest]) -> List[Any]:

@@ -38,7 +38,25 @@ except ImportError:  # pragma: no cover - depends on the machine
 Observation = Optional[Dict[str, np.ndarray]]
 Action = Union[int, float, np.integer, np.floating, np.ndarray]
 
-_RESET_OPTIONS = {"module", "max_steps"}
+_RESET_OPTIONS = {"module", "max_steps", "actions"}
+
+
+def prefix_actions(actions: Any) -> Optional[list]:
+    """A reset's ``actions`` option (a fork's prefix) as the environment takes it: a list of
+    ints/floats, or None. ``InvalidParams`` when it is not a sequence; ``InvalidAction``
+    naming the index of an entry that is not one action."""
+    if actions is None:
+        return None
+    if isinstance(actions, (str, bytes)) or not isinstance(actions, (list, tuple, np.ndarray)):
+        raise InvalidParams(f"option 'actions' must be a sequence of actions, not "
+                            f"{type(actions).__name__}")
+    out = []
+    for i, action in enumerate(actions):
+        try:
+            out.append(to_action(action))
+        except InvalidAction as e:
+            raise InvalidAction(f"actions[{i}]: {e.message}") from None
+    return out
 
 
 def to_action(action: Any) -> Union[int, float]:
@@ -96,7 +114,15 @@ class Env(_EnvBase):
         ``reset(seed=s)`` starts the same module every time. ``options``:
         ``module`` (a corpus module, e.g. ``"sha256.o"``; default sampled) and
         ``max_steps`` (truncate after that many agent steps; the fallback
-        policy finishes the compile).
+        policy finishes the compile) and ``actions`` (a fork: the episode
+        answers clang's first ``k = len(actions)`` decisions with them, each
+        checked like a step's action, and returns decision k, the one an
+        agent stepping them by hand would see next; if the compile ends
+        first, the episode ends at reset with its reward and
+        ``info["prefix_steps"]`` says how many were used). A bad prefix
+        action raises ``InvalidAction`` naming its index; no episode remains.
+        Forking costs the compile up to decision k (clang cannot resume a
+        compile), but no round trip per prefix decision.
 
         Returns ``(obs, info)``; ``info`` has ``module``, ``episode``,
         ``context``, ``observation_id``, ``default_action`` (when the problem
@@ -117,8 +143,10 @@ class Env(_EnvBase):
         if unknown:
             raise InvalidParams(f"unknown reset option(s) {sorted(unknown)}; expected "
                                 f"{sorted(_RESET_OPTIONS)}")
+        prefix = prefix_actions(options.get("actions"))
         self._end_episode()
-        result = self._backend.reset([(options.get("module"), seed, options.get("max_steps"))])[0]
+        result = self._backend.reset([(options.get("module"), seed, options.get("max_steps"),
+                                       prefix)])[0]
         if isinstance(result, MlgoError):
             raise result
         episode, module, obs, reward, terminated, truncated, info = result

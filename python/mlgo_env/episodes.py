@@ -14,14 +14,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from .policy import Policy
-
 #: decides one step: (observation, info) -> action
 Decide = Callable[[Any, dict], int]
+
+
+class Actor(Protocol):
+    """Anything that answers a step, such as a policy file's runner
+    (mlgo_env.policies.policy.Policy); this module does not import the policies."""
+
+    def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
+            ) -> int: ...
 
 
 @dataclass
@@ -51,7 +57,7 @@ def corpus_modules(corpus: str) -> list[str]:
     return [str(m) for m in modules]
 
 
-def policy_decider(policy: Policy) -> Decide:
+def policy_decider(policy: Actor) -> Decide:
     return lambda obs, info: policy.act(obs, info)
 
 

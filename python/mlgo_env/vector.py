@@ -25,7 +25,7 @@ import numpy as np
 
 from . import spaces as _spaces
 from .backend import Backend
-from .env import to_action
+from .env import prefix_actions, to_action
 from .errors import InvalidAction, InvalidParams, MlgoError, UnknownEpisode
 
 
@@ -53,20 +53,27 @@ class VectorEnv:
         reseeds the sampler with ``seed + i`` (with the default round-robin
         sampler the first module does not depend on the seed, so seeded slots
         may all start the same module; without a seed they sample on). ``options``: ``modules`` (one
-        name per slot), ``max_steps``. A failed reset leaves its slot idle
+        name per slot), ``max_steps``, ``actions`` (one fork prefix per slot, or None
+        for a slot without one; see Env.reset). A failed reset leaves its slot idle
         with ``info["error"]``."""
         self._check_open()
         options = dict(options or {})
-        unknown = set(options) - {"modules", "max_steps"}
+        unknown = set(options) - {"modules", "max_steps", "actions"}
         if unknown:
             raise InvalidParams(f"unknown reset option(s) {sorted(unknown)}")
         modules = options.get("modules")
         if modules is not None and len(modules) != self.num_envs:
             raise InvalidParams(f"options['modules'] names {len(modules)} modules for "
                                 f"{self.num_envs} slots")
+        prefixes = options.get("actions")
+        if prefixes is not None and len(prefixes) != self.num_envs:
+            raise InvalidParams(f"options['actions'] holds {len(prefixes)} prefixes for "
+                                f"{self.num_envs} slots")
+        prefixes = [None] * self.num_envs if prefixes is None else [
+            prefix_actions(p) for p in prefixes]
         self._close_open()
         requests = [(modules[i] if modules is not None else None,
-                     None if seed is None else seed + i, options.get("max_steps"))
+                     None if seed is None else seed + i, options.get("max_steps"), prefixes[i])
                     for i in range(self.num_envs)]
         observations: List[Optional[Dict[str, np.ndarray]]] = []
         infos: List[Dict[str, Any]] = []

@@ -95,6 +95,7 @@ py::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset,
   info["observations"] = s.observations;
   info["agent_steps"] = s.agentSteps;
   info["fallback_steps"] = s.fallbackSteps;
+  info["prefix_steps"] = s.prefixSteps;
   info["channel_opened"] = s.channelOpened;
   info["baseline_cached"] = s.baselineCached;
   info["compile_seconds"] = s.compileSeconds;

@@ -116,6 +116,15 @@ py::list Core::modules() const {
   return out;
 }
 
+/// Action `i` of a reset's prefix; InvalidAction naming it when it is no number.
+env::ActionValue prefixAction(py::handle action, size_t i) {
+  if (!PyBool_Check(action.ptr()) && !PyLong_Check(action.ptr()) && !PyFloat_Check(action.ptr()))
+    raise(kInvalidAction,
+          "actions[" + std::to_string(i) + "] must be an int or a float, not " +
+              py::str(py::type::handle_of(action).attr("__name__")).cast<std::string>());
+  return toAction(action);
+}
+
 py::list Core::reset(const py::list& requests) {
   auto& core = this->core();
   std::vector<env::ResetRequest> parsed;
@@ -136,6 +145,12 @@ py::list Core::reset(const py::list& requests) {
         raise(kInvalidParams, "max_steps must be non-negative");
       request.options.maxSteps = static_cast<uint64_t>(maxSteps);
     }
+    if (t.size() > 3 && !t[3].is_none()) {
+      auto prefix = t[3].cast<py::sequence>();
+      request.options.actions.reserve(prefix.size());
+      for (size_t i = 0; i < prefix.size(); ++i)
+        request.options.actions.push_back(prefixAction(prefix[i], i));
+    }
     parsed.push_back(std::move(request));
   }
   SignalWatch watch;
@@ -146,9 +161,14 @@ py::list Core::reset(const py::list& requests) {
   }
   watch.rethrow();
   py::list out;
-  for (auto& result : batch.results) {
+  for (size_t i = 0; i < batch.results.size(); ++i) {
+    auto& result = batch.results[i];
     if (!result.ok()) {
-      out.append(makeError(codeFor(result.error()), result.error().message()));
+      // With a prefix, kInvalidArgument is one of its actions breaking the rule.
+      bool badPrefix = !parsed[i].options.actions.empty() &&
+                       result.error().code() == ErrorCode::kInvalidArgument;
+      out.append(makeError(badPrefix ? kInvalidAction : codeFor(result.error()),
+                           result.error().message()));
       continue;
     }
     py::tuple step = stepTuple(result->step, &*result);
@@ -215,7 +235,7 @@ PYBIND11_MODULE(_core, m) {
       .def("describe", &Core::describe)
       .def("modules", &Core::modules)
       .def("reset", &Core::reset, py::arg("requests"),
-           "[(module|None, seed|None, max_steps|None), ...] -> per request "
+           "[(module|None, seed|None, max_steps|None, actions|None), ...] -> per request "
            "(episode, module, obs, reward, terminated, truncated, info) or an Error")
       .def("step", &Core::step, py::arg("episodes"), py::arg("actions"),
            "-> per episode (obs, reward, terminated, truncated, info) or an Error")

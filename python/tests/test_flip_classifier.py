@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from mlgo_env import episodes as ep
-from mlgo_env import flip_classifier as fc
-from mlgo_env.flip_search import FlipSet, candidate_steps
-from mlgo_env.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
-from mlgo_env.replay import ReplayCache
+from mlgo_env.policies import flip_classifier as fc
+from mlgo_env.training.flip_search import FlipSet, candidate_steps
+from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
+from mlgo_env.training.replay import ReplayCache
 
 NAMES = ["threshold", "cost_estimate", "callee_users", "inlining_default"]
 

@@ -6,11 +6,11 @@ import struct
 import numpy as np
 import pytest
 
-from mlgo_env.learning import centered_ranks, clone, es_gradient, standardisation
-from mlgo_env.policy import (PolicyError, check_compatible, load_policy, new_policy,
+from mlgo_env.training.learning import centered_ranks, clone, es_gradient, standardisation
+from mlgo_env.policies.policy import (PolicyError, check_compatible, load_policy, new_policy,
                              policy_from_json, save_policy)
 from mlgo_env.trace_log import TraceError, read_trace
-from mlgo_env.training_setup import split_modules
+from mlgo_env.training.training_setup import split_modules
 
 
 def small_policy(hidden=4, seed=0):
@@ -181,7 +181,7 @@ class FakeEnv:
 
 def test_flip_search_finds_the_one_improving_flip():
     from mlgo_env import episodes as ep
-    from mlgo_env.flip_search import search
+    from mlgo_env.training.flip_search import search
     p = small_policy(hidden=0)
     with ep.EpisodePool(FakeEnv, 2) as pool:
         flips = search(pool, p, ["good", "plain"], 3, np.random.default_rng(0))
@@ -192,7 +192,7 @@ def test_flip_search_finds_the_one_improving_flip():
 
 
 def test_margin_and_sigma_calibration():
-    from mlgo_env.learning import calibrate_sigma, normalise_margin
+    from mlgo_env.training.learning import calibrate_sigma, normalise_margin
     rng = np.random.default_rng(4)
     rows = np.column_stack([rng.integers(0, 300, 800), rng.normal(0, 50, 800),
                             rng.integers(0, 2, 800)]).astype(float)
@@ -217,7 +217,7 @@ def margin_rows(rng, n=3000):
 
 
 def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
-    from mlgo_env.margin_policy import make_space
+    from mlgo_env.policies.margin_policy import make_space
     rng = np.random.default_rng(2)
     rows = margin_rows(rng)
     space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
@@ -249,7 +249,7 @@ def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
 
 
 def test_anchored_margin_is_the_default_and_moves_in_cost_units():
-    from mlgo_env.margin_policy import make_space
+    from mlgo_env.policies.margin_policy import make_space
     rng = np.random.default_rng(3)
     rows = margin_rows(rng)
     margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
@@ -265,7 +265,7 @@ def test_anchored_margin_is_the_default_and_moves_in_cost_units():
 
 
 def test_margin_cloning_finds_a_shifted_boundary():
-    from mlgo_env.margin_policy import fit_margin_cv, make_space, space_of
+    from mlgo_env.policies.margin_policy import fit_margin_cv, make_space, space_of
     rng = np.random.default_rng(6)
     rows = margin_rows(rng)
     space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
@@ -294,7 +294,7 @@ class CountingEnv(FakeEnv):
 
 def test_replays_answer_repeated_trajectories_without_playing():
     from mlgo_env import episodes as ep
-    from mlgo_env.replay import ReplayCache
+    from mlgo_env.training.replay import ReplayCache
     p = small_policy(hidden=0)
     p.layers[0].weights[:] = [[0.0], [0.0], [5.0]]
     p.layers[0].bias[:] = [-2.0]                     # the default
@@ -311,7 +311,7 @@ def test_replays_answer_repeated_trajectories_without_playing():
 
 
 def test_elitist_es_climbs_a_quadratic():
-    from mlgo_env.search import ElitistES
+    from mlgo_env.training.search import ElitistES
     rng = np.random.default_rng(1)
     target = np.array([20.0, -5.0, 3.0])
     f = lambda u: -float(np.sum((u - target) ** 2))
@@ -324,7 +324,7 @@ def test_elitist_es_climbs_a_quadratic():
 
 
 def test_coordinate_search_climbs():
-    from mlgo_env.search import CoordinateSearch
+    from mlgo_env.training.search import CoordinateSearch
     rng = np.random.default_rng(2)
     target = np.array([13.0, -6.0, 0.0])
     f = lambda u: -float(np.sum(np.abs(u - target)))
@@ -340,7 +340,7 @@ def test_coordinate_search_climbs():
 
 
 def test_es_grows_its_steps_when_no_candidate_moves_a_decision():
-    from mlgo_env.search import ElitistES
+    from mlgo_env.training.search import ElitistES
     es = ElitistES(np.zeros(2), np.full(2, 1.0), pairs=2, score=0.0)
     cands = es.propose(np.random.default_rng(0))
     assert not es.tell(cands, [0.0] * len(cands))  # every candidate a replay of the incumbent

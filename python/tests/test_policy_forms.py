@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mlgo_env.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
+from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
 
 
 def eviction_policy():

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(CHECKOUT, "python"))
 import numpy as np  # noqa: E402
 
 import mlgo_env  # noqa: E402
-from mlgo_env.policy import Layer, Policy, save_policy  # noqa: E402
+from mlgo_env.policies.policy import Layer, Policy, save_policy  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
 MLGO_ENV_LAUNCH = os.environ.get("MLGO_ENV_LAUNCH", "")
@@ -96,7 +96,7 @@ MARGIN_FEATURES = ["threshold", "cost_estimate", "inlining_default"]
 
 
 def margin_policy(shift):
-    """The anchored margin policy (mlgo_env.margin_policy) moved by `shift` cost units."""
+    """The anchored margin policy (mlgo_env.policies.margin_policy) moved by `shift` cost units."""
     return Policy("inlining", list(MARGIN_FEATURES), np.zeros(3), np.ones(3),
                   [Layer(np.array([[1.0], [0.0], [0.0], [0.0]]), np.array([float(shift)]),
                          "linear")],

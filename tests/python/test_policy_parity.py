@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
 import numpy as np  # noqa: E402
 
-from mlgo_env.policy import Layer, Policy, new_policy, save_policy  # noqa: E402
+from mlgo_env.policies.policy import Layer, Policy, new_policy, save_policy  # noqa: E402
 from mlgo_env.trace_log import read_observations  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")

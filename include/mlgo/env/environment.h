@@ -38,6 +38,18 @@
 /// and the step). ThinLTO modules and driver commands are compiled in full.
 /// EnvironmentOptions::fullCompile turns the path off.
 ///
+/// Forks. EpisodeOptions::actions replays a recorded prefix: the episode
+/// answers clang's first k = actions.size() decisions itself, each checked
+/// like an agent's action against the request it answers, and reset()
+/// returns decision k (the k+1-th) for the agent; if the compile ends
+/// first, reset() returns `terminated` with the reward, and the summary's
+/// prefixSteps says how many were used. clang is deterministic, so decision
+/// k is what an agent stepping actions[0..k) by hand would see. A prefix
+/// action that breaks the problem's rule fails the reset with
+/// kInvalidArgument naming its index ("actions[3]: ..."; hosts report it as
+/// an invalid action) and nothing of the episode remains. The prefix runs
+/// in one go on one job slot; maxSteps counts the agent's steps after it.
+///
 /// Rewards: 0 on intermediate steps; on the final step
 /// relativeReward(policy score, default score) (score.h), where the
 /// default score comes from a plain compile with the same flags, cached on
@@ -197,6 +209,7 @@ struct EpisodeSummary {
   uint64_t observations = 0;          ///< Decisions clang asked for.
   uint64_t agentSteps = 0;            ///< Answered by the agent.
   uint64_t fallbackSteps = 0;         ///< Answered by the fallback policy.
+  uint64_t prefixSteps = 0;           ///< Answered from EpisodeOptions::actions.
   bool channelOpened = false;         ///< False: clang never asked anything.
   bool baselineCached = false;        ///< Default score came from the cache.
   double compileSeconds = 0;          ///< Wall time of the interactive compile.
@@ -223,6 +236,9 @@ struct StepResult {
 struct EpisodeOptions {
   /// Agent steps after which the episode is truncated (fallback finishes).
   std::optional<uint64_t> maxSteps;
+  /// A prefix of decisions the episode answers itself before the agent's
+  /// first (a fork; see "Forks" above). Empty = none.
+  std::vector<ActionValue> actions = {};
 };
 
 struct ResetRequest {

@@ -3,7 +3,7 @@
 /// \file
 /// The C++ runner of mlgo-env's policy files (`"format": "mlgo-env-policy"`,
 /// versions 1 to 3). The format is documented once, in the docstring of
-/// python/mlgo_env/policy.py; this runner reads the same files, refuses the
+/// python/mlgo_env/policies/policy.py; this runner reads the same files, refuses the
 /// same ones and takes the same decisions as that file's `Policy.act`. In short:
 ///
 ///     {"format":"mlgo-env-policy","version":2,"problem":"inlining",

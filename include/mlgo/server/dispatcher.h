@@ -8,7 +8,7 @@
 ///
 /// Methods (see README "Agent protocol"):
 ///   describe                       -> problem, specs, reward, corpus, clang
-///   reset {module?, seed?, encoding?, options?{max_steps?, encoding?}}
+///   reset {module?, seed?, encoding?, options?{max_steps?, encoding?, actions?}}
 ///                                  -> {episode, module, observation, reward,
 ///                                      terminated, truncated, info}
 ///   step  {episode, action, encoding?}
@@ -155,6 +155,11 @@ private:
 
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);
+  /// Reads reset's options.actions (a fork's prefix) into `out`; a refusal
+  /// when it is malformed (invalid_params) or an action is no number
+  /// (invalid_action naming its index).
+  static std::optional<Reply> prefixParam(const llvm::json::Object& options,
+                                          std::vector<env::ActionValue>& out);
   Reply step(const llvm::json::Object& params, ConnectionEpisodes& episodes);
   /// Parses a step's params and marks the episode in a call; the reply
   /// when it cannot go on.

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from mlgo_env.policy import new_policy, save_policy
+from mlgo_env.policies.policy import new_policy, save_policy
 
 from cluster_helpers import DEMO, rows_of, run_module
 

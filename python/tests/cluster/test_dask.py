@@ -12,8 +12,8 @@ import threading
 from mlgo_env.cluster import Failure
 from mlgo_env.cluster.dask_runner import connect
 from mlgo_env.cluster.tasks import evaluate_task
-from mlgo_env.policy import load_policy
-from mlgo_env.training_setup import env_factory
+from mlgo_env.policies.policy import load_policy
+from mlgo_env.training.training_setup import env_factory
 
 from cluster_helpers import MLGO_ENV, alive, children_named, rows_of, run_module
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .policy import Layer, Policy, apply_transforms, forward, transform
+from ..policies.policy import Layer, Policy, apply_transforms, forward, transform
 
 
 class Adam:

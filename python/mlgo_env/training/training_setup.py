@@ -7,7 +7,7 @@ import hashlib
 import subprocess
 from typing import Any, Callable, Sequence
 
-from ._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
+from .._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
 
 SUPPORTED_PROBLEMS = ("inlining",)
 
@@ -35,7 +35,7 @@ def training_sample(corpus: str, validation_share: float, seed: int, count: int,
                     rng: Any) -> list[str]:
     """`count` modules of the corpus's training split (the trainer's split for `seed` and
     `validation_share`: validation modules are never in it), in `rng`'s random order."""
-    from .episodes import corpus_modules
+    from ..episodes import corpus_modules
     train, _ = split_modules(corpus_modules(corpus), validation_share, seed)
     return [train[i] for i in rng.permutation(len(train))[:count]]
 

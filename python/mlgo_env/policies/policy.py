@@ -29,7 +29,7 @@ output is above 0, else 0.
 ``"decision": "flip-default-if-logit>0"`` (version 2; the features must include
 ``inlining_default``) makes the network a *flip classifier*: the answer is the default's
 decision, flipped where the logit is above 0 (``default XOR (logit > 0)``). The trainer's
-classifier policies (:mod:`mlgo_env.flip_classifier`) are of this form: a logit far below
+classifier policies (:mod:`mlgo_env.policies.flip_classifier`) are of this form: a logit far below
 0 everywhere is exactly the default.
 
 With a ``"margin"`` block, the first layer has one more input row, first: the margin
@@ -44,7 +44,7 @@ Version 1 files have one ``"transform": "signed-log1p"`` for every feature inste
 ``"transforms"`` list; they are still read, and a policy whose transforms are all
 signed-log1p and that has no margin block is still written as version 1. The trainer's
 policies are version 2: a linear layer over the (anchored) margin and a few signed-log1p
-standardised shape features; see :mod:`mlgo_env.margin_policy`.
+standardised shape features; see :mod:`mlgo_env.policies.margin_policy`.
 
 Version 3 adds the register-allocation (eviction) form, ``"problem": "regalloc"``::
 

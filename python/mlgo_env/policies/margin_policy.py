@@ -22,7 +22,7 @@ refused call site whose margin is above ``-b``, and ``w`` does the same per feat
 search moves the boundary by known amounts, it does not flip random call sites.
 
 A margin policy is an ordinary version-2 policy file with a ``"margin"`` block (see
-mlgo_env.policy): one linear layer whose weight is 1 on the margin input, 0 on the raw
+mlgo_env.policies.policy): one linear layer whose weight is 1 on the margin input, 0 on the raw
 margin features, ``w_i`` on the shape features, and whose bias is ``shift``.
 """
 
@@ -197,7 +197,7 @@ def space_of(policy: Policy) -> tuple[MarginSpace, np.ndarray]:
     if (not spec or spec != expected.spec() or policy.features[:r] != expected.raw
             or layer is None or layer.activation != "linear"
             or not np.allclose(layer.weights[:r + 1, 0], [1.0] + [0.0] * r)):
-        raise PolicyError("the policy is not a margin policy (see mlgo_env.margin_policy)")
+        raise PolicyError("the policy is not a margin policy (see mlgo_env.policies.margin_policy)")
     return expected, np.concatenate([layer.bias[:1], layer.weights[r + 1:, 0]])
 
 

@@ -22,9 +22,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import episodes as ep
-from .policy import Policy
-from .trace_log import Trace
+from .. import episodes as ep
+from ..policies.policy import Policy
+from ..trace_log import Trace
 
 
 @dataclasses.dataclass

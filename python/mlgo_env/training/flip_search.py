@@ -16,8 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import episodes as ep
-from .policy import Policy
+from .. import episodes as ep
+from ..policies.policy import Policy
 
 
 @dataclass

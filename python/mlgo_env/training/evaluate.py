@@ -16,6 +16,13 @@ With --scheduler each module is a task on a Dask cluster (mlgo_env.cluster); the
 must be at the same path on every worker. A module that fails (on every worker it was
 tried on) is listed once as `failed: MODULE: reason`, left out of the totals, and the
 exit code is 3.
+
+Before those two lines it prints the baselines on the same modules, each with its total
+and mean per-module reward (mlgo_env.training.baselines): the default, constant shifts of
+clang's margin (--baseline-shifts, in cost units), the best of them marked (chosen on the
+evaluated modules: an optimistic baseline), and no optional inline (every decision
+refused). They cost one evaluation each, less where a module's episode replays an
+earlier one; --no-baselines skips them.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import episodes as ep
-from .cluster import Failure, Progress, add_arguments, open_runner
-from .cluster.tasks import evaluate_task
-from .policy import PolicyError, check_compatible, load_policy
+from . import baselines as bl
+from .. import episodes as ep
+from ..cluster import Failure, Progress, TaskFailed, add_arguments, open_runner
+from ..cluster.tasks import evaluate_task
+from ..policies.policy import PolicyError, check_compatible, load_policy
 from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
 
 
@@ -46,6 +54,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "those it held out (its seed and validation share, from the policy's "
                         "metadata)")
     add_arguments(p)
+    p.add_argument("--baseline-shifts", default=",".join(f"{s:g}" for s in bl.DEFAULT_SHIFTS),
+                   help="constant margin shifts (cost units) to report beside the policy "
+                        "(default: %(default)s)")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="report the policy against the default alone (no baseline episodes)")
     return p.parse_args(argv)
 
 
@@ -56,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"evaluate supports {', '.join(SUPPORTED_PROBLEMS)}, not "
                              f"'{a.problem}'")
         policy = load_policy(a.policy)
+        shifts = [] if a.no_baselines else bl.parse_shifts(a.baseline_shifts)
         modules = ep.corpus_modules(a.corpus)
         if a.modules:
             wanted = a.modules.split(",")
@@ -83,6 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("tasks per worker: " + ", ".join(
                     f"{w} {n}" for w, n in sorted(pool.stats.per_worker.items())),
                     file=sys.stderr)
+            evaluation = None
+            played = [r.module for r in outcomes if not isinstance(r, Failure)]
+            if not a.no_baselines and played:
+                try:
+                    evaluation = bl.evaluate(pool, policy, played, available, shifts)
+                except TaskFailed as e:
+                    print(f"evaluate: baselines left out: {e}", file=sys.stderr)
+                else:
+                    print(f"evaluate: baselines: {evaluation.played} episodes played, "
+                          f"{evaluation.replayed} replayed", file=sys.stderr)
     except (ValueError, PolicyError, FileNotFoundError) as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
@@ -99,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{r.reward:>+9.5f}")
     for f in failures:
         print(f"failed: {f}")
+    if evaluation is not None:
+        print("\n".join(bl.report(evaluation)))
     s = ep.summarise(results)
     print(f"mean per-module reward: {s['reward_mean']:+.5f} over {len(results)} modules "
           f"(p10 {s['reward_p10']:+.4f}, median {s['reward_p50']:+.4f}, p90 {s['reward_p90']:+.4f})")

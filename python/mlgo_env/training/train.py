@@ -7,7 +7,7 @@ trace, then an evolution-strategies search, judged on held-out modules.
 1. The corpus is split by a seeded hash of module names (--validation-share); the
    validation modules are played once, at the end, to report.
 2. `mlgo-env trace` records the default's decisions on a sample of the corpus
-   (--trace-sampling-rate). The policy is a margin policy (mlgo_env.margin_policy):
+   (--trace-sampling-rate). The policy is a margin policy (mlgo_env.policies.margin_policy):
    inline iff m + shift + w.z > 0, in clang's cost units, m being clang's margin
    max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
    (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
@@ -15,19 +15,19 @@ trace, then an evolution-strategies search, judged on held-out modules.
 3. Every candidate is scored on the same fixed training modules that make decisions
    (--search-modules), by a blend of the mean per-module reward (1 - policy bytes /
    default bytes) and the total reduction (--total-weight). Episodes whose decisions a
-   recorded trajectory already covers are replayed, not compiled (mlgo_env.replay), so
+   recorded trajectory already covers are replayed, not compiled (mlgo_env.training.replay), so
    only modules whose decisions change cost a compile. The candidates:
    --method=classifier (the default): single flips of the search modules' default
-   trajectories (mlgo_env.flip_search) label "deviating here shrinks the module"; a
-   small network learns it (mlgo_env.flip_classifier) and the policy is the default
+   trajectories (mlgo_env.training.flip_search) label "deviating here shrinks the module"; a
+   small network learns it (mlgo_env.policies.flip_classifier) and the policy is the default
    XOR the classifier; its output bias is tried at several flip rates (--flip-rates),
-   then an elitist ES with mirrored perturbations (mlgo_env.search) tunes its output
+   then an elitist ES with mirrored perturbations (mlgo_env.training.search) tunes its output
    layer. --method=coordinate / --method=es search (shift, w) of the margin policy.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the result. Validation modules are never used to
    choose.
 
-Writes OUTPUT (the policy JSON, see mlgo_env.policy), OUTPUT.warmstart.json,
+Writes OUTPUT (the policy JSON, see mlgo_env.policies.policy), OUTPUT.warmstart.json,
 OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
 OUTPUT.history.json and OUTPUT.trace.log (+ .csv). The minutes budget covers everything
 before the final validation, which runs after it; --rounds also bounds the search by a
@@ -50,18 +50,18 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import episodes as ep
+from .. import episodes as ep
 from . import train_report as report
-from . import flip_classifier as fc
-from .cluster import TaskRunner, add_arguments as add_cluster_arguments, open_runner
-from .cluster.trace import run_trace
-from .flip_classifier import space_of as classifier_space_of
+from ..policies import flip_classifier as fc
+from ..cluster import TaskRunner, add_arguments as add_cluster_arguments, open_runner
+from ..cluster.trace import run_trace
+from ..policies.flip_classifier import space_of as classifier_space_of
 from .flip_search import FlipSet, collect as collect_flips
-from .margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
-from .policy import Policy, PolicyError, policy_from_json, save_policy
+from ..policies.margin_policy import DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space, space_of
+from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
 from .replay import ReplayCache, seed_from_trace
 from .search import CoordinateSearch, ElitistES, objective
-from .trace_log import Trace, read_trace
+from ..trace_log import Trace, read_trace
 from .training_setup import (SUPPORTED_PROBLEMS, env_factory, find_mlgo_env,
                              split_modules)
 
@@ -81,14 +81,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="comma-separated shape features of the margin policy")
     p.add_argument("--no-anchor", dest="anchor", action="store_false",
                    help="search the plain margin rule, not the margin anchored to clang's "
-                        "decision (mlgo_env.margin_policy)")
+                        "decision (mlgo_env.policies.margin_policy)")
     p.add_argument("--sigma", type=float, default=10.0,
                    help="typical initial step, in clang cost units (5 = one instruction)")
     p.add_argument("--method", choices=("classifier", "coordinate", "es"), default="classifier",
                    help="classifier: a flip classifier learned from single-flip counterfactuals, "
-                        "then ES on its output layer (mlgo_env.flip_classifier); coordinate: "
+                        "then ES on its output layer (mlgo_env.policies.flip_classifier); coordinate: "
                         "one margin coordinate up/down per round; es: mirrored Gaussian pairs "
-                        "plus a gradient step on the margin policy (mlgo_env.search)")
+                        "plus a gradient step on the margin policy (mlgo_env.training.search)")
     p.add_argument("--flip-share", type=float, default=0.6,
                    help="classifier: share of the budget left after the trace spent collecting "
                         "single flips of the search modules' default trajectories")

@@ -1,14 +1,14 @@
 """Flip classifiers: a policy that answers clang's default decision except where a small
 network says "flip here", learned from counterfactual labels.
 
-The labels come from single flips of default trajectories (mlgo_env.flip_search.collect):
+The labels come from single flips of default trajectories (mlgo_env.training.flip_search.collect):
 the default episode of a training module with exactly one decision flipped; the flipped
 decision saw exactly the recorded features, and the episode's reward says whether that
 one deviation shrank the module. The classifier predicts, from the features of a
 decision (including ``inlining_default``, so it learns "inline this refused call" and
 "refuse this inlined call" apart), whether flipping it shrinks the module.
 
-The policy file is an ordinary version-2 policy (mlgo_env.policy) with
+The policy file is an ordinary version-2 policy (mlgo_env.policies.policy) with
 ``"decision": "flip-default-if-logit>0"``: every feature through signed-log1p,
 standardised, one tanh hidden layer, one logit; the answer is the default XOR
 ``logit > 0``. Shifting the output bias down makes it flip fewer call sites (only the
@@ -139,7 +139,7 @@ def space_of(policy: Policy) -> tuple[ClassifierSpace, np.ndarray]:
     from .policy import PolicyError
     if (policy.decision != FLIP_DECISION or len(policy.layers) != 2
             or policy.layers[0].activation != "tanh" or policy.layers[1].activation != "linear"):
-        raise PolicyError("the policy is not a flip classifier (see mlgo_env.flip_classifier)")
+        raise PolicyError("the policy is not a flip classifier (see mlgo_env.policies.flip_classifier)")
     first, out = policy.layers
     space = ClassifierSpace(policy.problem, list(policy.features), policy.mean.copy(),
                             policy.std.copy(), Layer(first.weights.copy(), first.bias.copy(),

@@ -1,0 +1,14 @@
+"""Policies: the policy file format and its Python runner (policy.py), and the forms
+the trainer searches (margin_policy.py: clang's margin moved by a shift and a few
+features; flip_classifier.py: the default except where a small network says "flip").
+
+This layer imports numpy and nothing of mlgo_env above it: no environment, no training
+module. Files written here are what ``mlgo-env`` runs in C++ and what
+``python -m mlgo_env.evaluate`` plays.
+"""
+
+from .policy import (DEFAULT_FEATURE, Layer, Policy, PolicyError, check_compatible,
+                     load_policy, new_policy, policy_from_json, save_policy)
+
+__all__ = ["DEFAULT_FEATURE", "Layer", "Policy", "PolicyError", "check_compatible",
+           "load_policy", "new_policy", "policy_from_json", "save_policy"]

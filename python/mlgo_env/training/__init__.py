@@ -1,0 +1,16 @@
+"""Training: what turns environments and policy forms into a policy file.
+
+- train.py: the trainer (``python -m mlgo_env.train``): trace, cloning, search;
+- evaluate.py: a policy against the default and one-number baselines on a corpus
+  (``python -m mlgo_env.evaluate``); baselines.py: those one-number baselines;
+- search.py, learning.py: the searches and the numpy learning parts;
+- replay.py: replays of recorded trajectories (a policy that decides as a recorded
+  episode did gets its result without a compile);
+- flip_search.py: counterfactual single-decision flips;
+- train_report.py, training_setup.py: bookkeeping, and what trainer and evaluator share.
+
+The top layer of the package: it may import the env API (``mlgo_env``), its policies
+and its cluster runners; nothing below imports it. Its modules are imported by name
+(``from mlgo_env.training.replay import ReplayCache``); importing this package loads
+none of them.
+"""
