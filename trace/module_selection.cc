@@ -103,8 +103,8 @@ Status parseShard(std::string_view text, SelectionOptions& options) {
   const char* end = text.data() + text.size();
   auto k = std::from_chars(text.data(), text.data() + slash, index);
   auto n = std::from_chars(text.data() + slash + 1, end, count);
-  if (k.ec != std::errc() || k.ptr != text.data() + slash || n.ec != std::errc() ||
-      n.ptr != end || count == 0 || index >= count)
+  if (k.ec != std::errc() || k.ptr != text.data() + slash || n.ec != std::errc() || n.ptr != end ||
+      count == 0 || index >= count)
     return bad();
   options.shardIndex = index;
   options.shardCount = count;

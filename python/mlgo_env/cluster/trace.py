@@ -57,7 +57,7 @@ def run_trace(runner: TaskRunner, mlgo_env: str, problem: str, corpus: str, outp
               progress: Optional[Progress] = None) -> TraceSummary:
     """Writes OUTPUT and OUTPUT.csv, the default trace of the corpus sample. On a local
     runner: one `mlgo-env trace --jobs=<slots>`. Otherwise `shards` shard tasks (default
-    4 per worker thread, at most one per module). RuntimeError when the trace cannot be
+    4 per worker thread, but at least 4 modules per shard). RuntimeError when the trace cannot be
     made at all (bad options, clang unusable, a shard failing on every worker)."""
     args = trace_arguments(problem, corpus, seed, sampling_rate, cache_dir, extra)
     if runner.local:
@@ -65,7 +65,9 @@ def run_trace(runner: TaskRunner, mlgo_env: str, problem: str, corpus: str, outp
     (modules,) = runner.map(selection_task, [(mlgo_env, args)], ["trace selection"], False)
     if isinstance(modules, Failure):
         raise RuntimeError(f"cannot select the modules to trace: {modules.message}")
-    count = max(1, min(shards or 4 * runner.slots, len(modules)))
+    # Default: 4 shards per worker thread (a lost worker loses little, stragglers are
+    # short), but at least 4 modules per shard (each shard starts mlgo-env and probes clang).
+    count = max(1, min(shards or min(4 * runner.slots, -(-len(modules) // 4)), len(modules)))
     jobs = [ShardJob(mlgo_env, k, count, tuple(args)) for k in range(count)]
     results: list[Any] = runner.map(trace_shard_task, jobs,
                                     [f"shard {k}/{count}" for k in range(count)], False,

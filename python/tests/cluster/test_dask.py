@@ -31,7 +31,7 @@ def test_local_cluster_evaluates_as_in_process(demo, policy_file, cache_dir, ref
 
 def test_killed_worker_loses_nothing_and_leaves_no_clang(demo, policy_file, cache_dir,
                                                          reference):
-    modules = sorted(reference[0])
+    modules = sorted(reference[0])[:14]
     policy = load_policy(policy_file)
     runner = connect("local:2", env_factory("inlining", demo, None, cache_dir), demo)
     try:
@@ -56,7 +56,7 @@ def test_killed_worker_loses_nothing_and_leaves_no_clang(demo, policy_file, cach
         assert not any(isinstance(v, Failure) for v in values), values
         got = {v.module: (f"{v.default_score:.0f}", f"{v.policy_score:.0f}",
                           f"{v.reward:+.5f}") for v in values}
-        assert got == reference[0]
+        assert got == {m: reference[0][m] for m in modules}
         # The dead worker's compilers died with it.
         assert all(not alive(pid) for pid in compilers), compilers
         # Its tasks ran elsewhere: the nanny's new worker or the other one.
@@ -91,7 +91,7 @@ def test_module_failing_everywhere_is_reported_once(demo, policy_file, cache_dir
 
 
 def test_trace_shards_merge_into_the_local_trace(demo, cache_dir, tmp_path):
-    common = ["--problem=inlining", f"--corpus={demo}", "--seed=4", "--sampling-rate=0.5",
+    common = ["--problem=inlining", f"--corpus={demo}", "--seed=4", "--sampling-rate=0.3",
               f"--cache-dir={cache_dir}", f"--mlgo-env={MLGO_ENV}"]
     local, sharded = tmp_path / "local.log", tmp_path / "sharded.log"
     run_module("mlgo_env.cluster.trace", *common, f"--output={local}", "--workers=2")
@@ -105,18 +105,19 @@ def test_trace_shards_merge_into_the_local_trace(demo, cache_dir, tmp_path):
 
 def test_training_is_reproducible_and_resumes_on_a_new_cluster(demo, cache_dir, tmp_path):
     common = ["--problem=inlining", f"--corpus={demo}", "--minutes=5", "--seed=2",
-              "--search-modules=6", "--check-modules=3", "--flips-per-module=3",
-              "--pairs=2", f"--mlgo-env={MLGO_ENV}", f"--cache-dir={cache_dir}"]
+              "--search-modules=5", "--check-modules=2", "--flips-per-module=3",
+              "--pairs=2", "--trace-sampling-rate=0.4", f"--mlgo-env={MLGO_ENV}",
+              f"--cache-dir={cache_dir}"]
     here = tmp_path / "here.json"
-    run_module("mlgo_env.train", *common, f"--output={here}", "--workers=2", "--rounds=3")
+    run_module("mlgo_env.train", *common, f"--output={here}", "--workers=2", "--rounds=2")
     there = tmp_path / "there.json"
     first = run_module("mlgo_env.train", *common, f"--output={there}",
-                       "--scheduler=local:2", "--rounds=2")
+                       "--scheduler=local:2", "--rounds=1")
     assert "dask: 2 worker(s)" in first.stdout
     # A new cluster: the checkpoint carries the search on.
     resumed = run_module("mlgo_env.train", *common, f"--output={there}",
-                         "--scheduler=local:2", "--rounds=3", "--resume")
-    assert "resuming from" in resumed.stdout and "at round 2" in resumed.stdout
+                         "--scheduler=local:2", "--rounds=2", "--resume")
+    assert "resuming from" in resumed.stdout and "at round 1" in resumed.stdout
     a, b = load_policy(here), load_policy(there)
     assert a.to_json()["layers"] == b.to_json()["layers"]
     assert a.metadata["flips"]["collected"] > 0
