@@ -34,8 +34,11 @@ struct Environment::Impl {
   support::TempDir optimizedIrDir;
   std::unique_ptr<CompilePlanner> planner;
   std::unique_ptr<JobSlots> slots;
+  /// Null: full compiles. Declared before `baselines`, whose worker may
+  /// still be compiling one of its modules (a "twin" it owns) until the
+  /// service is destroyed.
+  std::unique_ptr<OptimizedIrService> optimizedIr;
   std::unique_ptr<BaselineService> baselines;
-  std::unique_ptr<OptimizedIrService> optimizedIr; ///< Null: full compiles.
   EpisodeContext context;
 
   std::mutex samplerMutex;

@@ -68,7 +68,7 @@ def test_evaluate_prints_the_baselines_before_the_totals(tmp_path):
     smaller = min(("constant shift -20", "constant shift +20"),
                   key=lambda n: int(found[n].group(2)))
     assert marked == [smaller]
-    assert re.search(r"evaluate: \d+ episodes played, \d+ replayed", proc.stderr)
+    assert re.search(r"evaluate: baselines: \d+ episodes played, \d+ replayed", proc.stderr)
 
     plain = run_module(*common, "--no-baselines")
     plain_lines = plain.stdout.strip().splitlines()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mlgo_env.policies.margin_policy import MarginSpace, space_of
-from mlgo_env.policies.policy import load_policy, save_policy
+from mlgo_env.policies.policy import Layer, Policy, load_policy, save_policy
 from mlgo_env.trace_log import read_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,10 +123,12 @@ def test_evaluate_default_total_is_plain_clang(trained, tmp_path):
 
 def test_bad_policies_are_refused(trained, tmp_path):
     _, corpus, _, policy, _ = trained
-    p = load_policy(policy)
-    p.problem = "regalloc"
+    # A well-formed regalloc policy (an eviction scorer) given to an inlining evaluation.
     other = tmp_path / "other.json"
-    save_policy(p, other)
+    save_policy(Policy("regalloc", ["weight", "progress"], np.zeros(2), np.ones(2),
+                       [Layer(np.array([[-1.0], [1.0]]), np.zeros(1), "linear")],
+                       transforms=["identity"] * 2, decision="argmax-masked", mask="mask"),
+                other)
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
