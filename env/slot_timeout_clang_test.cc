@@ -49,7 +49,9 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
   context.slots = &slots;
   context.baselines = &baselines;
   context.bound = *bound;
-  context.limits.compileTimeout = 500ms;
+  // Patient at start: the baseline compile holds the only slot meanwhile,
+  // and a loaded machine makes it slow.
+  context.limits.compileTimeout = 60s;
   context.limits.scope = &scope;
 
   size_t fds = testing::openDescriptors();
@@ -62,6 +64,7 @@ TEST(SlotTimeout, StepWithoutASlotEndsTheEpisodeAndReleasesEverything) {
 
   auto held = slots.acquire(support::Clock::now() + 60s); // The only slot, busy.
   ASSERT_TRUE(held.ok());
+  context.limits.compileTimeout = 500ms; // The step's wait for a slot.
   auto started = support::Clock::now();
   Status st = episode.step(*result.fallbackAction, result);
   ASSERT_FALSE(st.ok());
