@@ -315,7 +315,7 @@ void benchProblem(const Setup& setup, int episodes) {
               "B, reply %zu B) median %.1f us over %zu; server/relay %.2fx (target <= 1.3x)\n",
               setup.problem.c_str(), serverTrip, roundTrips.size(), sizes.request, sizes.advice,
               sizes.observation, sizes.reply, relayTrip, relay.size(), serverTrip / relayTrip);
-  // Debian's interpreter, which has numpy (README "Python"); a PATH python3 may not.
+  // Debian's interpreter, which has numpy (docs/python.md); a PATH python3 may not.
   std::string command = std::string("/usr/bin/python3 ") + MLGO_SOURCE_DIR +
                         "/scripts/bench_server_client.py --connect unix:" + server.socketPath() +
                         " --episodes " + std::to_string(std::max(3, episodes / 2));

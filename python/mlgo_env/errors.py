@@ -1,7 +1,7 @@
 """Exceptions of mlgo_env: one class per stable error code.
 
-The codes are the agent protocol's (README, "Error codes"); the in-process
-backend raises the same class the server's reply would. Every exception
+The codes are the agent protocol's (docs/protocol.md, "Error codes"); the
+in-process backend raises the same class the server's reply would. Every exception
 carries ``code`` (the int), ``name`` (e.g. ``"invalid_action"``) and
 ``message`` (the server's or environment's text, unchanged).
 

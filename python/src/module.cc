@@ -7,8 +7,8 @@
 /// observations as numpy arrays (copies, see tensors.h).
 ///
 /// Errors raise `_core.Error(code, message)` with the server's stable
-/// JSON-RPC code for the same failure (README, "Error codes"); batch calls
-/// put an Error instance in the failing slot instead of raising. Every wait
+/// JSON-RPC code for the same failure (docs/protocol.md, "Error codes");
+/// batch calls put an Error instance in the failing slot instead of raising. Every wait
 /// releases the GIL and checks for signals every 50 ms (core_environment.h):
 /// Ctrl-C kills the compilers of the call and raises KeyboardInterrupt.
 ///

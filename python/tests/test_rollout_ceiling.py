@@ -1,5 +1,5 @@
-"""scripts/rollout_ceiling.py (the per-module yardstick in the README) on the -Oz demo
-corpus with the real clang-22: a pass keeps only changes that shrink a module."""
+"""scripts/rollout_ceiling.py (the per-module yardstick in docs/training.md) on the
+-Oz demo corpus with the real clang-22: a pass keeps only changes that shrink a module."""
 
 import os
 import re

@@ -45,8 +45,8 @@
 ///     legal one).
 /// What the features do not show - the cost-per-use limit clang applies
 /// when it looks for a cheaper register, and cascades of equal number -
-/// makes it an emulation rather than a copy: see README ("Register
-/// allocation: the default decision") for how close it comes.
+/// makes it an emulation rather than a copy: see docs/regalloc.md ("The
+/// default decision") for how close it comes.
 ///
 /// Immutable and thread-safe.
 ///

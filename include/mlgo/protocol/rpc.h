@@ -5,8 +5,7 @@
 /// object) or one batch (a non-empty array of objects) per line; the server
 /// answers each line with one line: a response object, or an array of
 /// responses in request order for a batch. Notifications (requests without
-/// "id") get no response. See the README's "Agent protocol" section for the
-/// methods.
+/// "id") get no response. See docs/protocol.md for the methods.
 ///
 ///     -> {"jsonrpc":"2.0","id":1,"method":"reset","params":{"module":"sha256"}}
 ///     <- {"jsonrpc":"2.0","id":1,"result":{"episode":7,"module":"sha256",...}}
@@ -49,7 +48,7 @@ enum class Code : int {
   kLineTooLong = -32005,    ///< The request line exceeded the server's limit.
 };
 
-/// The code's name in the README's table, e.g. "invalid_action".
+/// The code's name in docs/protocol.md's table, e.g. "invalid_action".
 std::string_view codeName(Code code);
 
 /// A request id exactly as it was sent: its JSON text (a number, a string

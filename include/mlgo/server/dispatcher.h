@@ -6,7 +6,7 @@
 /// sockets: the transport (connection.h) hands it requests and writes what it
 /// returns.
 ///
-/// Methods (see README "Agent protocol"):
+/// Methods (see docs/protocol.md):
 ///   describe                       -> problem, specs, reward, corpus, clang
 ///   reset {module?, seed?, encoding?, options?{max_steps?, encoding?, actions?}}
 ///                                  -> {episode, module, observation, reward,
@@ -40,7 +40,7 @@
 
 namespace mlgo::server {
 
-/// Version of the agent protocol described in the README.
+/// Version of the agent protocol described in docs/protocol.md.
 inline constexpr int kProtocolVersion = 1;
 
 /// The episodes one connection owns.
