@@ -194,6 +194,7 @@ void benchInProcess(const Setup& setup, const testing::FakeCorpus& fake, int epi
   options.corpus = fake.corpus;
   options.clang = fake.clangWrapper;
   options.useDiskCache = false;
+  options.fullCompile = true; // The fake compiler replays; it has no IR to optimise.
   options.jobs = 2;
   auto environment = env::Environment::create(options);
   if (!environment) {
@@ -245,7 +246,7 @@ void benchProblem(const Setup& setup, int episodes) {
   benchInProcess(setup, fake, episodes);
   testing::ServerProcess server({"--problem=" + setup.problem, "--corpus=" + fake.corpus.string(),
                                  "--clang=" + fake.clangWrapper.string(), "--no-disk-cache",
-                                 "--jobs=2"});
+                                 "--full-compile", "--jobs=2"});
   if (!server.running()) {
     std::fprintf(stderr, "bench: server failed: %s\n", server.log().c_str());
     std::exit(1);
