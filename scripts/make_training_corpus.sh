@@ -134,6 +134,22 @@ build_tree() {
   cd "$dir"
   # Some source packages keep the project one level down (expat/).
   [[ -d "$dir/$name" && ! -f configure && ! -f configure.ac && ! -f CMakeLists.txt ]] && cd "$dir/$name"
+  # Evaluation packages whose default build would miss the flags or compile each file
+  # several times: one object per source file, built as upstream builds it.
+  case "$name" in
+    lua5.4)  # Debian's libtool build compiles every file 4 times (C and C++, PIC and not).
+      mkdir -p upstream && tar -xzf "$dir"/../lua5.4_*.orig.tar.gz -C upstream --strip-components=1
+      make -C upstream -j"$jobs" linux CC="$CC -std=gnu99" MYCFLAGS="$CFLAGS" AR="$AR rcu" \
+        RANLIB="$RANLIB"
+      return;;
+    bzip2)  # its Makefile sets CFLAGS itself
+      make -j"$jobs" libbz2.a bzip2 bzip2recover CC="$CC" AR="$AR" RANLIB="$RANLIB" \
+        CFLAGS="$CFLAGS -D_FILE_OFFSET_BITS=64"
+      return;;
+    libzstd)  # the zstd program compiles the whole library once; lib/ would add two copies
+      make -C programs -j"$jobs" zstd-release CC="$CC" AR="$AR"
+      return;;
+  esac
   local extra=()
   case "$name" in
     mbedtls) extra=(-DMBEDTLS_FATAL_WARNINGS=OFF -DENABLE_TESTING=OFF -DENABLE_PROGRAMS=ON);;
