@@ -279,8 +279,8 @@ std::string formatCorpusInfo(const CorpusInfo& info, std::size_t maxListed) {
                                           : "no");
   if (info.imports)
     out += fmt::format(
-        "ThinLTO imports: {} of {} modules read import functions from other "
-        "modules ({} functions{})\n",
+        "ThinLTO imports: {} of {} modules import functions from other "
+        "modules ({} functions in all{})\n",
         info.imports->importing, info.imports->modulesCounted, info.imports->functions,
         info.imports->mostModule.empty()
             ? std::string()

@@ -116,7 +116,7 @@ TEST(CorpusInfo, ThinLtoIndicesAndThePlaceholderOverride) {
   EXPECT_THAT(problems["b.o"], HasSubstr("--thinlto-emit-index-files"));
   std::string text = formatCorpusInfo(*info);
   EXPECT_THAT(text, HasSubstr("ThinLTO: yes"));
-  EXPECT_THAT(text, HasSubstr("ThinLTO imports: 0 of 0 modules read"));
+  EXPECT_THAT(text, HasSubstr("ThinLTO imports: 0 of 0 modules import"));
   EXPECT_THAT(text, HasSubstr("corpus: 'global_command_override'"));
 }
 
