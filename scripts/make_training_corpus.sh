@@ -97,6 +97,7 @@ sudo_cmd=()
 # bitcode-carrying objects in every package's archive step).
 tools=(dpkg-dev autoconf automake libtool make cmake pkg-config nasm clang-22 llvm-22)
 ((thinlto == 0)) || tools+=(lld-22)   # ThinLTO links: --save-temps=import, index files
+[[ " ${packages[*]} " != *" re2 "* ]] || tools+=(unicode-data perl python3)  # re2's tables
 missing=()
 for t in "${tools[@]}"; do
   dpkg-query -W -f='${Status}' "$t" 2>/dev/null | grep -q "install ok installed" || missing+=("$t")
@@ -149,6 +150,8 @@ build_tree() {
     libzstd)  # the zstd program compiles the whole library once; lib/ would add two copies
       make -C programs -j"$jobs" zstd-release CC="$CC" AR="$AR"
       return;;
+    re2)  # the +dfsg source lacks the generated tables (Debian regenerates them)
+      make REBUILD_TABLES=1 re2/perl_groups.cc re2/unicode_casefold.cc re2/unicode_groups.cc;;
   esac
   local extra=()
   case "$name" in
