@@ -6,9 +6,14 @@ scripts/make_eval_corpus.sh refuses every other package and the reserved package
 other kind (C without --thinlto, C++ with it); both refuse unknown options. A refusal
 exits 2, names the package or option, and creates nothing. An OUT built for one purpose
 (training, evaluation), ThinLTO mode or level is refused for another.
+
+The scripts run with a PATH holding only the few tools they need before refusing (no
+apt-get, dpkg-query, sudo, id, nproc), so a refusal that stopped working fails the test
+instead of starting a build.
 """
 import os
 import pathlib
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -16,14 +21,28 @@ import unittest
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
 TRAINING = SCRIPTS / "make_training_corpus.sh"
 EVALUATION = SCRIPTS / "make_eval_corpus.sh"
+BASH = shutil.which("bash")
 
 
 def run(script, *args, env=None):
-    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
-                          timeout=60, env=env)
+    return subprocess.run([BASH, str(script), *args], capture_output=True, text=True,
+                          timeout=60, env=dict(env or {}, PATH=CorpusScripts.bin))
 
 
 class CorpusScripts(unittest.TestCase):
+    bin = ""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.bin_dir = tempfile.TemporaryDirectory(prefix="mlgo-corpus-scripts-bin-")
+        cls.bin = cls.bin_dir.name
+        for tool in ("bash", "dirname", "mkdir", "cat"):
+            os.symlink(shutil.which(tool), os.path.join(cls.bin, tool))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bin_dir.cleanup()
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="mlgo-corpus-scripts-")
         self.out = pathlib.Path(self.tmp.name) / "out"
@@ -68,7 +87,7 @@ class CorpusScripts(unittest.TestCase):
 
     def test_an_out_of_another_kind_is_refused(self):
         # MLGO_ENV only has to be executable: the check comes before any build.
-        env = dict(os.environ, MLGO_ENV="/bin/true")
+        env = {"MLGO_ENV": "/bin/true"}
         work = self.out / ".work"
         work.mkdir(parents=True)
         (work / "opt").write_text("-Oz\n")  # an OUT made before kinds were recorded
