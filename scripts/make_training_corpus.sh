@@ -252,6 +252,6 @@ elif ((rebuilt)) || [[ ! -f "$out/corpus_description.json" ]]; then
 fi
 if [[ $purpose == evaluation ]]; then
   printf 'Evaluation corpus of packages reserved for evaluation (%s).\nNever train or tune on it.\n' \
-    "$(ls "$work/src" | tr '\n' ' ')" >"$out/EVALUATION-ONLY"
+    "$(cd "$work/src" && echo *)" >"$out/EVALUATION-ONLY"
 fi
 echo "$me: $out: $(count_modules "$out/corpus_description.json") modules"
