@@ -195,6 +195,14 @@ fs::path sourceOf(const std::vector<std::string>& args, const fs::path& director
   return {};
 }
 
+/// Whether `directory` lies inside a `CMakeFiles` directory: where CMake runs
+/// its configure checks (try_compile scratch projects, check_ipo_supported's
+/// _CMakeLTOTest-*), and never a build's own compiles.
+bool insideCMakeFiles(const fs::path& directory) {
+  return std::any_of(directory.begin(), directory.end(),
+                     [](const fs::path& part) { return part == "CMakeFiles"; });
+}
+
 struct Records {
   llvm::json::Array entries;
   std::size_t vanished = 0;
@@ -222,7 +230,8 @@ Result<Records> readRecords(const fs::path& logDir) {
     fields.erase(fields.begin());
     fs::path source = sourceOf(fields, directory);
     std::error_code gone;
-    if (!fs::is_directory(directory, gone) || (!source.empty() && !fs::exists(source, gone))) {
+    if (!fs::is_directory(directory, gone) || (!source.empty() && !fs::exists(source, gone)) ||
+        insideCMakeFiles(directory)) {
       ++records.vanished;
       continue;
     }

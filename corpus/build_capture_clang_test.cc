@@ -3,7 +3,7 @@
 /// Runs `make` on a tiny C + C++ Makefile project through captureBuild:
 /// every compile is recorded and extracted, the recompiles reproduce the
 /// objects' executable sections, configure-style checks in deleted
-/// directories are left out, and a ThinLTO build (lld-22) gives a ThinLTO
+/// directories or inside CMakeFiles/ are left out, and a ThinLTO build (lld-22) gives a ThinLTO
 /// corpus. A Makefile that names its own compilers (CC=gcc, CXX=g++, `cc`,
 /// gcc-12, clang++-14, <machine>-linux-gnu-gcc) is caught through the
 /// shims on PATH, each name with its role; one calling clang by absolute
@@ -51,6 +51,9 @@ obj/%.o: src/%.cpp
 	$(CXX) -Oz -c $< -o $@
 check:
 	mkdir -p conftest.dir && cd conftest.dir && echo 'int x;' > t.c && $(CC) -c t.c && cd .. && rm -rf conftest.dir
+ltocheck:
+	mkdir -p CMakeFiles/_CMakeLTOTest-C/bin && cd CMakeFiles/_CMakeLTOTest-C/bin && echo 'int main(void) { return 0; }' > main.c && $(CC) -c main.c
+checks: check ltocheck
 fail: obj/a.o
 	false
 )";
@@ -112,13 +115,15 @@ TEST(CaptureBuild, ExtractsEveryCompileOfAMakefileProject) {
   }
 }
 
-TEST(CaptureBuild, LeavesOutCompilesInDirectoriesThatAreGone) {
+TEST(CaptureBuild, LeavesOutConfigureChecks) {
   TempDir dir;
   writeProject(dir.path());
-  Result<BuildCaptureSummary> summary = capture(dir.path(), "check");
+  // One in a directory that is gone, one inside CMakeFiles/ (it stays).
+  Result<BuildCaptureSummary> summary = capture(dir.path(), "checks");
   ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_TRUE(fs::exists(dir / "CMakeFiles/_CMakeLTOTest-C/bin/main.o"));
   EXPECT_EQ(summary->compiles, 0u);
-  EXPECT_EQ(summary->vanished, 1u);
+  EXPECT_EQ(summary->vanished, 2u);
 }
 
 TEST(CaptureBuild, ThinLtoBuildGivesAThinLtoCorpus) {

@@ -149,8 +149,9 @@ std::vector<std::string> explainNothingCaught(const BuildOutcome& outcome) {
                                 "anything: see its output above",
                                 outcome.exitCode));
   if (outcome.vanished != 0)
-    hints.push_back(fmt::format("{} compile(s) came through, all in directories now gone "
-                                "(configure checks): the build's own compiles did not",
+    hints.push_back(fmt::format("{} compile(s) came through, all configure checks (in "
+                                "directories now gone or inside CMakeFiles/): the build's own "
+                                "compiles did not",
                                 outcome.vanished));
   bool absoluteSeen = false;
   std::vector<std::string> found = foundInBuild(outcome, absoluteSeen);

@@ -20,7 +20,7 @@ struct BuildOutcome {
   std::vector<std::string> command; ///< The build command as given.
   std::filesystem::path workDir;    ///< Where it ran.
   int exitCode = 0;
-  std::size_t vanished = 0; ///< Compiles caught whose source or directory is gone.
+  std::size_t vanished = 0; ///< Configure checks caught (BuildCaptureSummary::vanished).
 };
 
 /// One line per likely reason, most specific first:

@@ -38,7 +38,7 @@ TEST(BuildHints, AFailedBuildAndConfigureChecksComeFirst) {
   std::vector<std::string> hints = explainNothingCaught({{"make"}, dir.path(), 2, 3});
   ASSERT_GE(hints.size(), 2u);
   EXPECT_THAT(hints[0], HasSubstr("the build failed (exit code 2)"));
-  EXPECT_THAT(hints[1], HasSubstr("3 compile(s) came through, all in directories now gone"));
+  EXPECT_THAT(hints[1], HasSubstr("3 compile(s) came through, all configure checks"));
   EXPECT_THAT(hints, Not(Contains(HasSubstr("up to date")))); // It did not succeed.
 }
 

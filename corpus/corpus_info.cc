@@ -5,6 +5,7 @@
 #include "mlgo/corpus/description.h"
 
 #include "file_util.h"
+#include "thinlto_imports.h"
 
 #include <algorithm>
 #include <array>
@@ -102,6 +103,25 @@ void countCommand(Tally& tally, const std::vector<std::string>& args, std::size_
     tally.flags[token] += modules;
 }
 
+/// Adds what module `name` imported to info.imports; an index that is not
+/// the module's summary index is a problem (clang would refuse it).
+template <typename Problem>
+void countImports(CorpusInfo& info, const std::string& name, Problem& problem) {
+  Result<std::size_t> imported = detail::countImportedFunctions(info.root / (name + ".bc"),
+                                                                info.root / (name + ".thinlto.bc"));
+  if (!imported)
+    return problem(imported.error().message());
+  ThinLtoImports& imports = info.imports.value();
+  ++imports.modulesCounted;
+  imports.functions += *imported;
+  if (*imported > 0)
+    ++imports.importing;
+  if (*imported > imports.mostFunctions) {
+    imports.mostFunctions = *imported;
+    imports.mostModule = name;
+  }
+}
+
 /// Inspects one module, adding its problems and its command to the tally.
 void inspectModule(CorpusInfo& info, Tally& tally, const CorpusDescription& description,
                    const std::string& name) {
@@ -110,14 +130,18 @@ void inspectModule(CorpusInfo& info, Tally& tally, const CorpusDescription& desc
     return problem("the name is not a plain relative path (empty, absolute, or with '.', '..' "
                    "or empty components)");
   std::uint64_t size = 0;
-  if (auto bad = checkBitcodeFile(info.root, name, ".bc", "bitcode", &size))
-    problem(*bad);
+  std::optional<std::string> badBitcode =
+      checkBitcodeFile(info.root, name, ".bc", "bitcode", &size);
+  if (badBitcode)
+    problem(*badBitcode);
   else
     tally.sizes.emplace_back(size, name);
   if (description.hasThinLto) {
     if (auto bad = checkBitcodeFile(info.root, name, ".thinlto.bc", "ThinLTO index", nullptr))
       problem(*bad + " (the corpus has has_thinlto; the link makes the index with "
                      "-Wl,--thinlto-emit-index-files)");
+    else if (!badBitcode)
+      countImports(info, name, problem);
   }
   if (description.globalCommandOverride)
     return;
@@ -181,6 +205,8 @@ Result<CorpusInfo> inspectCorpus(const fs::path& root) {
     info.root = fs::absolute(root).lexically_normal();
   info.modules = description->modules.size();
   info.hasThinLto = description->hasThinLto;
+  if (info.hasThinLto)
+    info.imports.emplace();
   info.commandOverride = description->globalCommandOverride;
   if (description->modules.empty())
     info.problems.push_back({"", "the description lists no module"});
@@ -251,6 +277,14 @@ std::string formatCorpusInfo(const CorpusInfo& info, std::size_t maxListed) {
                                           ? "yes (each module is compiled with its .thinlto.bc "
                                             "index, -fthinlto-index=)"
                                           : "no");
+  if (info.imports)
+    out += fmt::format(
+        "ThinLTO imports: {} of {} modules import functions from other "
+        "modules ({} functions in all{})\n",
+        info.imports->importing, info.imports->modulesCounted, info.imports->functions,
+        info.imports->mostModule.empty()
+            ? std::string()
+            : fmt::format("; most: {}, {}", info.imports->mostModule, info.imports->mostFunctions));
   if (info.commandOverride)
     out += fmt::format("commands: global_command_override for every module: {}\n",
                        joined(*info.commandOverride, 1000));

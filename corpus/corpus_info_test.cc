@@ -106,12 +106,17 @@ TEST(CorpusInfo, ThinLtoIndicesAndThePlaceholderOverride) {
   ASSERT_TRUE(info.ok()) << info.error().message();
   EXPECT_TRUE(info->hasThinLto);
   auto problems = problemsByModule(*info);
-  ASSERT_EQ(problems.size(), 2u);
+  ASSERT_EQ(problems.size(), 3u);
   EXPECT_THAT(problems[""], HasSubstr("placeholder"));
+  // Bitcode magic, but no summary index: clang would refuse it.
+  EXPECT_THAT(problems["a.o"], HasSubstr("a.o.thinlto.bc' is not a summary index"));
+  ASSERT_TRUE(info->imports);
+  EXPECT_EQ(info->imports->modulesCounted, 0u);
   EXPECT_THAT(problems["b.o"], HasSubstr("b.o.thinlto.bc' does not exist"));
   EXPECT_THAT(problems["b.o"], HasSubstr("--thinlto-emit-index-files"));
   std::string text = formatCorpusInfo(*info);
   EXPECT_THAT(text, HasSubstr("ThinLTO: yes"));
+  EXPECT_THAT(text, HasSubstr("ThinLTO imports: 0 of 0 modules import"));
   EXPECT_THAT(text, HasSubstr("corpus: 'global_command_override'"));
 }
 

@@ -5,11 +5,13 @@
 /// (not for ThinLTO, whose objects are bitcode; there each module's index is
 /// passed with -fthinlto-index= and the recompile succeeds). Bad inputs:
 /// missing objects, objects without .llvmbc, a ThinLTO module without its
-/// index, overrides with "<UNSPECIFIED>".
+/// index, overrides with "<UNSPECIFIED>". What each ThinLTO module imported
+/// (from its index), and an index that is not the module's.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/corpus/corpus_info.h"
 #include "support/corpus_layouts.h"
+#include "thinlto_imports.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -80,6 +82,52 @@ TEST_F(CorpusLayouts, ThinLtoLocalPairsEachModuleWithItsIndex) {
   ASSERT_TRUE(info.ok());
   EXPECT_TRUE(info->hasThinLto);
   EXPECT_TRUE(info->problems.empty());
+}
+
+TEST_F(CorpusLayouts, ThinLtoImportsAreCountedFromEachModulesIndex) {
+  ASSERT_TRUE(ensure("thin")) << *setupError_;
+  fs::path corpus = layout("thin").corpus;
+  std::map<std::string, std::size_t> imported;
+  for (std::string name : {"main.o", "list.o", "strutil.o", "app.o", "geom.o"}) {
+    Result<std::size_t> count = detail::countImportedFunctions(corpus / (name + ".bc"),
+                                                               corpus / (name + ".thinlto.bc"));
+    ASSERT_TRUE(count.ok()) << name << ": " << count.error().message();
+    imported[name] = *count;
+  }
+  // main.c calls list_sum, list_max (list.c), parse_int, count_digits (strutil.c);
+  // app.cpp calls area and Point::norm2 (geom.cpp); the others call nothing outside.
+  EXPECT_GE(imported["main.o"], 4u);
+  EXPECT_GE(imported["app.o"], 2u);
+  EXPECT_EQ(imported["list.o"], 0u);
+  EXPECT_EQ(imported["strutil.o"], 0u);
+  EXPECT_EQ(imported["geom.o"], 0u);
+  Result<CorpusInfo> info = inspectCorpus(corpus);
+  ASSERT_TRUE(info.ok());
+  ASSERT_TRUE(info->imports);
+  EXPECT_EQ(info->imports->modulesCounted, 5u);
+  EXPECT_EQ(info->imports->importing, 2u);
+  EXPECT_EQ(info->imports->functions, imported["main.o"] + imported["app.o"]);
+  EXPECT_EQ(info->imports->mostModule,
+            imported["main.o"] >= imported["app.o"] ? "main.o" : "app.o");
+  EXPECT_THAT(formatCorpusInfo(*info), HasSubstr("ThinLTO imports: 2 of 5 modules"));
+
+  // A module defining list_sum (summarised under list.o in main.o's index) and
+  // parse_int (under strutil.o): no module of that index is its own.
+  fs::path both = *dir_ / "both";
+  if (!sh(both, fmt::format("printf 'int list_sum(const int *x, int n) {{ return n; }}\\n"
+                            "int parse_int(const char *s) {{ return *s; }}\\n' > both.c && "
+                            "{} -Oz -c -emit-llvm both.c -o both.bc",
+                            compiler(false))))
+    FAIL() << *setupError_;
+  Result<std::size_t> mismatched =
+      detail::countImportedFunctions(both / "both.bc", corpus / "main.o.thinlto.bc");
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.error().code(), ErrorCode::kParse);
+  EXPECT_THAT(mismatched.error().message(), HasSubstr("not that module's index"));
+  Result<std::size_t> missing =
+      detail::countImportedFunctions(corpus / "main.o.bc", both / "nope.thinlto.bc");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kIo);
 }
 
 /// Plays every module of `corpus` with clang's own inlining decisions.

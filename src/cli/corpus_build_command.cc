@@ -35,8 +35,8 @@ int report(const corpus::BuildCaptureSummary& summary, const corpus::ExtractOpti
   if (!summary.database.empty())
     fmt::print(" into {}", summary.database.string());
   if (summary.vanished)
-    fmt::print(" (left out: {} compiles whose source or directory is gone, e.g. configure "
-               "checks)",
+    fmt::print(" (left out: {} configure checks, compiles whose source or directory is gone or "
+               "that ran inside CMakeFiles/)",
                summary.vanished);
   fmt::print("\n");
   if (summary.compiles == 0) {

@@ -31,9 +31,12 @@
 /// -Wl,--thinlto-emit-index-files`. Anything else passes through unchanged.
 ///
 /// After the build, the records become `<output>/compile_commands.json`
-/// (one entry per compile, sorted), minus compiles whose source or working
-/// directory no longer exists (configure-time checks, e.g. CMake's
-/// TryCompile scratch directories), and extractCorpus runs on it with the
+/// (one entry per compile, sorted), minus configure checks: compiles whose
+/// source or working directory no longer exists (e.g. CMake's TryCompile
+/// scratch directories) or that ran inside a `CMakeFiles` directory (CMake's
+/// checks that stay, like check_ipo_supported's _CMakeLTOTest-* projects,
+/// whose trivial `main` would otherwise become modules; a build's own
+/// compiles never run there), and extractCorpus runs on it with the
 /// given options. When nothing was recorded, neither is written (a corpus
 /// an earlier run left in the output directory stays as it was) and
 /// `hints` says why that may be (what was found first: a build that failed,
@@ -103,7 +106,9 @@ struct BuildCaptureOptions {
 struct BuildCaptureSummary {
   int buildExitCode = 0;    ///< 0 when the build succeeded.
   std::size_t compiles = 0; ///< Compiles recorded (and in the database).
-  std::size_t vanished = 0; ///< Compiles dropped: their source or directory is gone.
+  /// Compiles dropped as configure checks: their source or directory is
+  /// gone, or they ran inside a `CMakeFiles` directory.
+  std::size_t vanished = 0;
   /// The database written; empty when nothing was recorded (then neither
   /// the database nor the corpus is written, and `extract` is empty).
   std::filesystem::path database;

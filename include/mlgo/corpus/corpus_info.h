@@ -9,10 +9,14 @@
 ///  - a `.bc` that is missing, leads outside the corpus, or is not bitcode;
 ///  - (without an override) a `.cmd` that is missing or does not hold cc1
 ///    arguments starting with `-cc1`;
-///  - (ThinLTO) a `.thinlto.bc` index that is missing or not bitcode;
+///  - (ThinLTO) a `.thinlto.bc` index that is missing or not bitcode, or
+///    that is not the summary index of the module's `.bc`;
 ///  - corpus-wide: no module, an override holding "<UNSPECIFIED>".
-/// Reads each `.cmd` whole and the first bytes of each `.bc`/index; writes
-/// nothing. Thread-compatible (no shared state).
+/// For a ThinLTO corpus it also counts what the modules imported at the link
+/// (ThinLtoImports). Reads each `.cmd` whole and the first bytes of each
+/// `.bc`/index, and for ThinLTO each `.bc` and index whole (the `.bc` loaded
+/// lazily: its global table, not its function bodies); writes nothing.
+/// Thread-compatible (no shared state).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_CORPUS_CORPUS_INFO_H
@@ -43,6 +47,17 @@ struct CorpusProblem {
   std::string message;
 };
 
+/// ThinLTO: the functions each module took from other modules at the link,
+/// as its index records them (corpus/thinlto_imports.h). Modules that import
+/// nothing compile as they would without ThinLTO.
+struct ThinLtoImports {
+  std::size_t modulesCounted = 0; ///< Modules whose `.bc` and index could be read.
+  std::size_t importing = 0;      ///< Of those, modules that imported a function.
+  std::size_t functions = 0;      ///< Functions imported, summed over the modules.
+  std::string mostModule;         ///< The module that imported the most (empty: none).
+  std::size_t mostFunctions = 0;
+};
+
 struct CorpusInfo {
   std::filesystem::path root;
   std::size_t modules = 0;
@@ -52,6 +67,7 @@ struct CorpusInfo {
   std::uint64_t largestBytes = 0;
   std::string smallestModule, largestModule;
   bool hasThinLto = false;
+  std::optional<ThinLtoImports> imports; ///< Set when hasThinLto.
   std::optional<std::vector<std::string>> commandOverride;
   std::vector<FlagUse> optimisationLevels; ///< `-O…` arguments, most used first.
   std::vector<FlagUse> targets;            ///< `-triple` values, most used first.
