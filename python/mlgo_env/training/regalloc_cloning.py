@@ -59,7 +59,7 @@ class Decisions:
     def subset(self, keep: np.ndarray) -> "Decisions":
         keep = np.asarray(keep, dtype=bool)
         return Decisions(self.features, self.rows[keep], self.mask[keep], self.actions[keep],
-                         [m for m, k in zip(self.modules, keep) if k])
+                         [m for m, k in zip(self.modules, keep) if k], self.counts)
 
     def __len__(self) -> int:
         return int(self.actions.size)
@@ -164,63 +164,88 @@ class CloneFit:
     policy: Policy
     train_agreement: float
     loss: float
-    epochs: int
+    steps: int
 
 
-def fit(d: Decisions, hidden: int, rng: np.random.Generator, epochs: int = 30,
-        batch: int = 256, lr: float = 3e-3, l2: float = 1e-4,
-        deadline: Callable[[], bool] | None = None) -> CloneFit:
-    """Fits the network by minibatch Adam on the masked softmax cross-entropy; stops
-    after `epochs` or when `deadline()` says so (checked each epoch)."""
+def fit(d: Decisions, hidden: int, rng: np.random.Generator, steps: int = 400,
+        lr: float = 1e-2, l2: float = 1e-4, deadline: Callable[[], bool] | None = None,
+        held: Decisions | None = None) -> CloneFit:
+    """Fits the network by full-batch Adam on the masked softmax cross-entropy over the
+    allowed candidates; stops after `steps` or when `deadline()` says so (checked every
+    10 steps). With `held` (decisions of other modules), the parameters whose agreement
+    on them is highest, checked every 10 steps from the start, are returned (early
+    stopping: the cross-entropy's optimum is not the agreement's). The start is the
+    "lowest use_def_density" rule (one hidden unit, monotone in it; the others silent).
+    Memory: the allowed rows once, as float32."""
+    if not len(d):
+        raise ValueError("no traced decision to clone")
     mean, std = standardisation(d)
-    x = ((d.rows - mean) / std).astype(np.float32)
     allowed = d.allowed
-    x = np.where(allowed[:, :, None], x, 0.0).astype(np.float32)  # NaN rows out
+    obs, cand = np.nonzero(allowed)                       # row-major: grouped by decision
+    x = ((d.rows[obs, cand] - mean) / std).astype(np.float32)
+    starts = np.flatnonzero(np.r_[True, obs[1:] != obs[:-1]])
+    target = np.flatnonzero(cand == d.actions[obs])       # one per decision
+    seg = np.cumsum(np.r_[0, (obs[1:] != obs[:-1]).astype(np.int64)])
     f = len(d.features)
-    params = [rng.normal(0, 1 / math.sqrt(f), (f, hidden)), np.zeros(hidden),
-              rng.normal(0, 1 / math.sqrt(hidden), hidden)]
+    # The first hidden unit starts as "lower use_def_density is better", the default's
+    # main criterion, so the fit starts near that one-number policy.
+    w1 = rng.normal(0, 1.0 / math.sqrt(f), (f, hidden))
+    w2 = np.zeros(hidden)  # the other units start silent: the start is exactly the rule
+    if "use_def_density" in d.features:
+        w1[:, 0] = 0.0
+        w1[d.features.index("use_def_density"), 0] = -0.5
+        w2[0] = 5.0
+    params = [w1, np.zeros(hidden), w2]
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
-    step, loss, done = 0, float("nan"), 0
-    for done in range(1, epochs + 1):
-        order = rng.permutation(len(d))
-        losses = []
-        for at in range(0, len(order), batch):
-            idx = order[at:at + batch]
-            l, grads = _loss_and_grads(params, x[idx], allowed[idx], d.actions[idx], l2)
-            losses.append(l)
-            step += 1
-            for p, g, mm, vv in zip(params, grads, m, v):
-                mm *= 0.9
-                mm += 0.1 * g
-                vv *= 0.999
-                vv += 0.001 * g * g
-                p -= lr * (mm / (1 - 0.9 ** step)) / (np.sqrt(vv / (1 - 0.999 ** step)) + 1e-8)
-        loss = float(np.mean(losses)) if losses else float("nan")
-        if deadline is not None and deadline():
-            break
+    loss, done = float("nan"), 0
+    best = (-1.0, [q.copy() for q in params], 0)
+
+    def keep_best() -> None:
+        nonlocal best
+        if held is not None and len(held):
+            score = agreement(policy_of(d.features, mean, std, *params), held)
+            if score > best[0]:
+                best = (score, [q.copy() for q in params], done)
+
+    keep_best()
+    for done in range(1, steps + 1):
+        loss, grads = _loss_and_grads(params, x, starts, seg, target, l2)
+        for p, g, mm, vv in zip(params, grads, m, v):
+            mm *= 0.9
+            mm += 0.1 * g
+            vv *= 0.999
+            vv += 0.001 * g * g
+            p -= lr * (mm / (1 - 0.9 ** done)) / (np.sqrt(vv / (1 - 0.999 ** done)) + 1e-8)
+        if done % 10 == 0:
+            keep_best()
+            if deadline is not None and deadline():
+                break
+    if best[0] >= 0:
+        params, done = best[1], best[2]
     policy = policy_of(d.features, mean, std, params[0], params[1], params[2])
     return CloneFit(policy, agreement(policy, d), loss, done)
 
 
-def _loss_and_grads(params: list[np.ndarray], x: np.ndarray, allowed: np.ndarray,
-                    actions: np.ndarray, l2: float) -> tuple[float, list[np.ndarray]]:
-    """Mean masked-softmax cross-entropy of a batch and its gradients (manual backprop)."""
+def _loss_and_grads(params: list[np.ndarray], x: np.ndarray, starts: np.ndarray,
+                    seg: np.ndarray, target: np.ndarray, l2: float
+                    ) -> tuple[float, list[np.ndarray]]:
+    """Mean cross-entropy of the softmax within each decision's allowed rows (`x` [rows,
+    features], decision k's rows from starts[k], `seg` the decision of each row, `target`
+    the row the default chose) and its gradients (manual backprop)."""
     w1, b1, w2 = params
-    n = x.shape[0]
-    h = np.tanh(x @ w1 + b1)                                # [n, 33, H]
-    z = h @ w2                                              # [n, 33]
-    z = np.where(allowed, z, -np.inf)
-    z = z - z.max(axis=1, keepdims=True)
-    p = np.where(allowed, np.exp(z), 0.0)
-    p /= p.sum(axis=1, keepdims=True)
-    rows = np.arange(n)
-    loss = float(-np.mean(np.log(p[rows, actions] + 1e-12)))
-    dz = p.copy()
-    dz[rows, actions] -= 1.0
-    dz /= n                                                 # [n, 33]
-    gw2 = np.einsum("nc,nch->h", dz, h) + l2 * w2
-    dh = dz[:, :, None] * w2 * (1 - h * h)                  # [n, 33, H]
-    gw1 = np.einsum("ncf,nch->fh", x, dh) + l2 * w1
-    gb1 = dh.sum(axis=(0, 1))
+    n = starts.size
+    h = np.tanh(x @ w1 + b1)                               # [rows, H]
+    z = h @ w2                                             # [rows]
+    z = z - np.maximum.reduceat(z, starts)[seg]
+    e = np.exp(z)
+    p = e / np.add.reduceat(e, starts)[seg]
+    loss = float(-np.mean(np.log(p[target] + 1e-12)))
+    dz = p
+    dz[target] -= 1.0
+    dz /= n
+    gw2 = h.T @ dz + l2 * w2
+    dh = dz[:, None] * w2 * (1 - h * h)                    # [rows, H]
+    gw1 = x.T @ dh + l2 * w1
+    gb1 = dh.sum(axis=0)
     return loss + 0.5 * l2 * float((w1 ** 2).sum() + (w2 ** 2).sum()), [gw1, gb1, gw2]
