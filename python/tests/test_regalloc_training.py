@@ -6,7 +6,6 @@ import csv
 import os
 import re
 import subprocess
-from collections import defaultdict
 
 import numpy as np
 import pytest
@@ -121,13 +120,14 @@ def traced(tmp_path_factory):
     subprocess.run([exe, "trace", "--problem=regalloc", f"--corpus={corpus}", "--sampling-rate=1",
                     f"--output={trace}", "--jobs=2", f"--cache-dir={work / 'cache'}",
                     "--no-progress"], check=True, stdout=subprocess.PIPE)
-    per_module = defaultdict(lambda: [0.0, 0.0])
+    per_module = {}   # the module's own row (context = module): its whole-module scores
     with open(trace + ".csv", encoding="utf-8") as f:
         for row in csv.DictReader(f):
-            per_module[row["module"]][0] += float(row["default_score"])
-            per_module[row["module"]][1] += float(row["policy_score"])
+            if row["context"] == row["module"]:
+                per_module[row["module"]] = (float(row["default_score"]),
+                                             float(row["policy_score"]))
     counts = rc.load_decisions(trace, sorted(per_module), 10, np.random.default_rng(0)).counts
-    return corpus, trace, work, dict(per_module), counts
+    return corpus, trace, work, per_module, counts
 
 
 def test_evaluate_regalloc_reports_totals_the_rows_sum_to(traced, tmp_path):

@@ -9,12 +9,15 @@ trace, then antithetic ES on the static cost, chosen on held-out training module
 2. `mlgo-env trace --problem=regalloc` records the default's decisions (the host's emulation
    of clang's eviction advisor) on a sample of the corpus (--trace-sampling-rate; --trace
    reuses one). The training modules that decided anything are cut, by a seeded shuffle,
-   into *check* modules (--check-modules) and *fit* modules (the rest).
+   into *check* modules (--check-modules, among those with at most --max-decisions traced
+   decisions, to bound the time a check takes) and *fit* modules (the rest).
 3. Cloning (mlgo_env.training.regalloc_cloning): a per-candidate scoring network (every
    per-candidate feature and progress, standardised, --hidden tanh units, one logit per
    candidate) fitted by masked-softmax cross-entropy to the fit modules' decisions (at most
-   --clone-decisions per module); its agreement with the default is reported on the check
-   modules' decisions, which it never saw.
+   --clone-decisions per module). It starts exactly at the "lowest use_def_density" rule
+   (one unit monotone in it, the others silent) and keeps the step whose agreement with
+   the default is highest on a fifth of the fit modules (early stopping). Its agreement is
+   reported on the check modules' decisions, which it never saw.
 4. ES (mlgo_env.training.antithetic_es) over all the network's parameters from the clone:
    each round plays --pairs mirrored perturbations on --batch-modules fit modules (the
    same modules for every candidate of a round; fit modules with more than
@@ -75,10 +78,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--validation-share", type=float, default=0.2)
     p.add_argument("--trace", help="reuse this default regalloc trace (its CSV beside it)")
     p.add_argument("--trace-sampling-rate", type=float, default=0.5)
-    p.add_argument("--hidden", type=int, default=16, help="tanh hidden units")
+    p.add_argument("--hidden", type=int, default=8, help="tanh hidden units")
     p.add_argument("--clone-decisions", type=int, default=2000,
                    help="at most this many traced decisions per module for cloning")
-    p.add_argument("--clone-epochs", type=int, default=20)
+    p.add_argument("--clone-steps", type=int, default=300, help="cloning: full-batch Adam steps")
     p.add_argument("--check-modules", type=int, default=12,
                    help="training modules held out of cloning and ES, to choose on")
     p.add_argument("--max-decisions", type=int, default=1500,
@@ -176,10 +179,11 @@ class RegallocTrainer:
         """(fit decisions, check decisions, traced decisions per training module)."""
         d = rc.load_decisions(trace, train, self.args.clone_decisions, self.rng)
         counts = dict(d.counts)
-        deciding = sorted(m for m in train if counts.get(m, 0) > 0)
+        deciding = sorted(m for m in train if 0 < counts.get(m, 0) <= self.args.max_decisions)
         if len(deciding) < 3:
             raise ValueError(f"the trace holds decisions of {len(deciding)} training "
-                             "module(s); at least 3 are needed (raise --trace-sampling-rate?)")
+                             f"module(s) with at most --max-decisions={self.args.max_decisions}; "
+                             "at least 3 are needed (raise --trace-sampling-rate?)")
         pick = np.random.default_rng([self.args.seed, 1])
         order = [deciding[i] for i in pick.permutation(len(deciding))]
         check = set(order[:max(1, min(self.args.check_modules, len(order) // 3))])
@@ -187,20 +191,32 @@ class RegallocTrainer:
         return d.subset(~in_check), d.subset(in_check), counts
 
     def clone(self, fit: rc.Decisions, held: rc.Decisions) -> Policy:
+        """Cloning on the fit modules' decisions: a fifth of those modules (seeded) choose
+        when to stop; agreement is then reported on the check modules' decisions."""
         a = self.args
         t = time.monotonic()
+        names = sorted(set(fit.modules))
+        stop = set(names[i] for i in np.random.default_rng([a.seed, 2]).permutation(
+            len(names))[:max(1, len(names) // 5)]) if len(names) > 1 else set()
+        in_stop = np.asarray([m in stop for m in fit.modules], dtype=bool)
         budget = time.monotonic() + max(10.0, 0.15 * self.left())
-        result = rc.fit(fit, a.hidden, self.rng, epochs=a.clone_epochs,
-                        deadline=lambda: time.monotonic() > budget)
+        result = rc.fit(fit.subset(~in_stop), a.hidden, self.rng, steps=a.clone_steps,
+                        deadline=lambda: time.monotonic() > budget, held=fit.subset(in_stop))
         held_agreement = rc.agreement(result.policy, held)
+        rule = rbl.one_number_policy("", "use_def_density", -1.0)
         result.policy.metadata.update({
-            "cloning_decisions": len(fit), "cloning_agreement": result.train_agreement,
-            "check_decisions": len(held), "check_agreement": held_agreement})
-        self.log(f"behavioural cloning: {len(fit)} decisions of {len(set(fit.modules))} fit "
-                 f"modules, {result.epochs} epochs in {time.monotonic() - t:.0f} s, loss "
-                 f"{result.loss:.4f}; agrees with the default on {result.train_agreement:.2%} "
-                 f"of them and on {held_agreement:.2%} of {len(held)} decisions of "
-                 f"{len(set(held.modules))} held-out check modules")
+            "cloning_decisions": len(fit), "cloning_agreement": rc.agreement(result.policy, fit),
+            "cloning_steps": result.steps, "check_decisions": len(held),
+            "check_agreement": held_agreement,
+            "check_agreement_lowest_use_def_density": rc.agreement(rule, held)})
+        m = result.policy.metadata
+        self.log(f"behavioural cloning: {len(fit)} decisions of {len(names)} fit modules "
+                 f"({len(stop)} of them to stop on), best at step {result.steps} "
+                 f"({time.monotonic() - t:.0f} s); agrees with the default on "
+                 f"{m['cloning_agreement']:.2%} of the fit decisions and on "
+                 f"{held_agreement:.2%} of {len(held)} decisions of {len(set(held.modules))} "
+                 f"held-out check modules (the lowest-use_def_density rule: "
+                 f"{m['check_agreement_lowest_use_def_density']:.2%})")
         save_policy(result.policy, self.args.output + ".clone.json")
         return result.policy
 
@@ -273,13 +289,10 @@ class RegallocTrainer:
             raise ValueError(f"cannot write the policy into '{os.path.dirname(a.output)}'")
         self.log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
         fit, held, counts = self.split_decisions(self.trace(), train)
-        check = sorted(set(held.modules)) or sorted(set(fit.modules))[:1]
+        check = sorted(set(held.modules))
         search = sorted(m for m in set(fit.modules) if counts[m] <= a.max_decisions)
-        if not search:
-            raise ValueError(f"no fit module has at most --max-decisions={a.max_decisions} "
-                             "traced decisions")
-        self.log(f"fit on {len(set(fit.modules))} training modules (ES on the {len(search)} "
-                 f"with at most {a.max_decisions} decisions), check on {len(check)}")
+        self.log(f"cloning on {len(set(fit.modules))} training modules; ES on the {len(search)} "
+                 f"of them with at most {a.max_decisions} decisions, check on {len(check)}")
         clone = self.clone(fit, held)
         t = time.monotonic()
         candidates = self.reference(clone, check)
