@@ -179,8 +179,9 @@ def test_train_regalloc_writes_a_policy_that_evaluates(traced, tmp_path):
     assert policy.problem == "regalloc" and policy.decision == "argmax-masked"
     assert policy.to_json()["version"] == 3
     meta = policy.metadata
-    # Measured on this corpus: the clone agrees on 85-95% of the held-out check modules'
-    # decisions; a broken fit lands near the first-allowed rule (below 10%).
+    # Measured with these options (seeds 0-2): the clone agrees with the default on 79-93%
+    # of the 60-92 decisions of its 3 held-out check modules; the first-allowed rule agrees
+    # on about 6% of the decisions of real code.
     clone = load_policy(str(out) + ".clone.json")
     assert clone.metadata["check_agreement"] > 0.6, clone.metadata
     assert meta["chosen"] and meta["selection"].startswith(("chosen:", "no learned"))

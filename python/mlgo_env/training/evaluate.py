@@ -97,7 +97,7 @@ def play_baselines(a: argparse.Namespace, pool: TaskRunner, policy: Policy,
         return None
     try:
         if a.problem == "regalloc":
-            evaluation = rbl.evaluate(pool, results)
+            evaluation = rbl.evaluate(pool, results, progress=True)
             print(f"evaluate: baselines: {evaluation.played} episodes played", file=sys.stderr)
             return rbl.report(evaluation)
         shifts = bl.parse_shifts(a.baseline_shifts)

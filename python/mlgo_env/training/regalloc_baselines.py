@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import episodes as ep
-from ..cluster import Failure, TaskFailed, TaskRunner
+from ..cluster import Failure, Progress, TaskFailed, TaskRunner
 from ..cluster.tasks import evaluate_task, play_task
 from ..policies.policy import Layer, Policy
 
@@ -89,15 +89,17 @@ def default_results(results: Sequence[ep.EpisodeResult]) -> list[ep.EpisodeResul
             for r in results]
 
 
-def play_all(runner: TaskRunner, modules: Sequence[str], policy: Policy | None
-             ) -> list[ep.EpisodeResult]:
+def play_all(runner: TaskRunner, modules: Sequence[str], policy: Policy | None,
+             progress: Progress | None = None) -> list[ep.EpisodeResult]:
     """Every module played with `policy` (None: the default's emulation); TaskFailed names
     every module that failed."""
     if policy is None:
-        outcomes = runner.map(play_task, [(m, ep.default_decider) for m in modules], modules)
+        outcomes = runner.map(play_task, [(m, ep.default_decider) for m in modules], modules,
+                              progress=progress)
         outcomes = [o if isinstance(o, Failure) else o[0] for o in outcomes]
     else:
-        outcomes = runner.map(evaluate_task, [(m, policy) for m in modules], modules)
+        outcomes = runner.map(evaluate_task, [(m, policy) for m in modules], modules,
+                              progress=progress)
     failures = [o for o in outcomes if isinstance(o, Failure)]
     if failures:
         raise TaskFailed(failures)
@@ -105,14 +107,21 @@ def play_all(runner: TaskRunner, modules: Sequence[str], policy: Policy | None
 
 
 def evaluate(runner: TaskRunner, played: Sequence[ep.EpisodeResult],
-             emulation: bool = True, one_number: bool = True) -> Evaluation:
+             emulation: bool = True, one_number: bool = True,
+             progress: bool = False) -> Evaluation:
     """The baselines on the modules of `played` (a policy's results, in order): the
     default from their default scores, then the emulation and each one-number policy,
-    one episode per module each. Blocks on the episodes; raises TaskFailed."""
+    one episode per module each (with `progress`, a progress display per baseline on
+    stderr). Blocks on the episodes; raises TaskFailed."""
     modules = [r.module for r in played]
+
+    def shown(name: str) -> Progress | None:
+        return Progress(f"episodes of '{name}'") if progress else None
+
     default = Baseline(DEFAULT_NAME, default_results(played))
-    emulated = Baseline(EMULATION_NAME, play_all(runner, modules, None)) if emulation else None
-    others = [Baseline(name, play_all(runner, modules, p))
+    emulated = (Baseline(EMULATION_NAME, play_all(runner, modules, None, shown(EMULATION_NAME)))
+                if emulation else None)
+    others = [Baseline(name, play_all(runner, modules, p, shown(name)))
               for name, p in (one_number_policies() if one_number else [])]
     count = len(modules) * ((emulated is not None) + len(others))
     return Evaluation(default, emulated, others, count)
