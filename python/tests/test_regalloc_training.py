@@ -13,7 +13,7 @@ import pytest
 from mlgo_env.policies.policy import load_policy, save_policy
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
-from mlgo_env.training.antithetic_es import AntitheticES
+from mlgo_env.training.antithetic_es import AntitheticES, centred_ranks
 
 from test_train import run_module
 
@@ -96,6 +96,8 @@ def test_antithetic_es_climbs_a_smooth_function():
         candidates = es.propose(rng)
         es.tell([-float(np.sum((c - target) ** 2)) for c in candidates])
     assert np.linalg.norm(es.theta - target) < 0.2
+    # Ranks: an outlier counts as much as any worse candidate, ties share their rank.
+    assert centred_ranks(np.array([3.0, -1e9, 1.0, 1.0])).tolist() == [0.5, -0.5, 0.0, 0.0]
     flat = AntitheticES(np.zeros(3), sigma=0.1, step=0.1, pairs=2)
     flat.propose(rng)
     assert flat.tell([1.0] * 4) == 0.0 and np.all(flat.theta == 0)   # all alike: no move

@@ -4,11 +4,13 @@ perturbations, then a gradient step on the current point).
 
 Each round proposes ``pairs`` Gaussian directions ``d_k`` and the candidates
 ``theta + sigma * d_k`` and ``theta - sigma * d_k``; the caller scores them all on the same
-modules (common random numbers) and hands the scores back. The scores are normalised by
-their standard deviation (a round whose candidates all score alike moves nothing), the
-``top`` directions with the best ``max(f+, f-)`` are kept (all by default), and the point
-moves by ``step * sum_k (f+_k - f-_k) / 2 * d_k / top``: with ``step`` proportional to
-``sigma``, one round moves about as far as a perturbation reaches. There is no elitism:
+modules (common random numbers) and hands the scores back. The scores are replaced by
+their centred ranks in [-0.5, 0.5] (fitness shaping: one disastrous candidate, which a
+regalloc perturbation easily is, does not drown the differences among the others; a round
+whose candidates all score alike moves nothing), the ``top`` directions with the best
+``max(f+, f-)`` are kept (all by default), and the point moves by
+``step * sum_k (f+_k - f-_k) * d_k / top``: with ``step`` proportional to ``sigma``, one
+round moves about as far as a perturbation reaches. There is no elitism:
 the point is judged elsewhere (the trainer scores it on check modules now and then).
 """
 
@@ -44,14 +46,29 @@ class AntitheticES:
         f = np.asarray(scores, dtype=np.float64)
         if f.size != 2 * self.pairs:
             raise ValueError(f"{f.size} scores for {2 * self.pairs} candidates")
-        plus, minus = f[0::2], f[1::2]
-        spread = float(f.std())
         self.rounds += 1
         d, self._directions = self._directions, None
-        if spread == 0.0 or not np.isfinite(spread):
+        if np.all(f == f[0]):
             return 0.0
-        keep = np.argsort(-np.maximum(plus, minus))[:self.top or self.pairs]
-        g = ((plus[keep] - minus[keep]) / (2.0 * spread)) @ d[keep] / len(keep)
+        shaped = centred_ranks(f)
+        plus, minus = shaped[0::2], shaped[1::2]
+        keep = np.argsort(-np.maximum(plus, minus), kind="stable")[:self.top or self.pairs]
+        g = (plus[keep] - minus[keep]) @ d[keep] / len(keep)
         move = self.step * g
         self.theta = self.theta + move
         return float(np.linalg.norm(move))
+
+
+def centred_ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank mapped linearly onto [-0.5, 0.5] (equal values share their mean
+    rank)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return np.zeros(values.size)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size)
+    ranks[order] = np.arange(values.size, dtype=np.float64)
+    for v in np.unique(values):  # ties: the mean of their ranks
+        same = values == v
+        ranks[same] = ranks[same].mean()
+    return ranks / (values.size - 1) - 0.5
