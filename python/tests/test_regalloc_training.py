@@ -14,6 +14,7 @@ from mlgo_env.policies.policy import load_policy, save_policy
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
 from mlgo_env.training.antithetic_es import AntitheticES, centred_ranks
+from mlgo_env.training.regalloc_train import Candidate, choose
 
 from test_train import run_module
 
@@ -101,6 +102,26 @@ def test_antithetic_es_climbs_a_smooth_function():
     flat = AntitheticES(np.zeros(3), sigma=0.1, step=0.1, pairs=2)
     flat.propose(rng)
     assert flat.tell([1.0] * 4) == 0.0 and np.all(flat.theta == 0)   # all alike: no move
+
+
+def test_selection_needs_a_learned_policy_to_beat_every_reference():
+    lowest = rbl.one_number_policy("lowest use_def_density", "use_def_density", -1.0)
+    first = rbl.one_number_policy("first allowed candidate", "progress", 0.0)
+    learned = lowest.with_flat(lowest.flat() * 2)
+
+    def cands(default, one, two, mine):
+        return [Candidate("default", None, default, {}, False),
+                Candidate("lowest", lowest, one, {}, False),
+                Candidate("first", first, two, {}, False),
+                Candidate("ES round 4", learned, mine, {}, True)]
+
+    chosen, note = choose(cands(0.0, -0.1, -0.2, 0.01))
+    assert chosen.policy is learned and note.startswith("chosen: ES round 4")
+    chosen, note = choose(cands(0.0, 0.02, -0.2, 0.01))       # a one-number policy is better
+    assert chosen.policy is lowest and "returning the best of those: lowest" in note
+    chosen, note = choose(cands(0.0, -0.1, -0.2, -0.01))      # the default is best
+    assert chosen.name == "default" and chosen.policy is learned   # the best file carries it
+    assert "deploy no policy" in note
 
 
 # -- with clang ------------------------------------------------------------------------
