@@ -180,22 +180,8 @@ def fit(d: Decisions, hidden: int, rng: np.random.Generator, steps: int = 400,
     if not len(d):
         raise ValueError("no traced decision to clone")
     mean, std = standardisation(d)
-    allowed = d.allowed
-    obs, cand = np.nonzero(allowed)                       # row-major: grouped by decision
-    x = ((d.rows[obs, cand] - mean) / std).astype(np.float32)
-    starts = np.flatnonzero(np.r_[True, obs[1:] != obs[:-1]])
-    target = np.flatnonzero(cand == d.actions[obs])       # one per decision
-    seg = np.cumsum(np.r_[0, (obs[1:] != obs[:-1]).astype(np.int64)])
-    f = len(d.features)
-    # The first hidden unit starts as "lower use_def_density is better", the default's
-    # main criterion, so the fit starts near that one-number policy.
-    w1 = rng.normal(0, 1.0 / math.sqrt(f), (f, hidden))
-    w2 = np.zeros(hidden)  # the other units start silent: the start is exactly the rule
-    if "use_def_density" in d.features:
-        w1[:, 0] = 0.0
-        w1[d.features.index("use_def_density"), 0] = -0.5
-        w2[0] = 5.0
-    params = [w1, np.zeros(hidden), w2]
+    x, starts, seg, target = _flattened(d, mean, std)
+    params = _rule_start(d.features, hidden, rng)
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
     loss, done = float("nan"), 0
@@ -211,7 +197,7 @@ def fit(d: Decisions, hidden: int, rng: np.random.Generator, steps: int = 400,
     keep_best()
     for done in range(1, steps + 1):
         loss, grads = _loss_and_grads(params, x, starts, seg, target, l2)
-        for p, g, mm, vv in zip(params, grads, m, v):
+        for p, g, mm, vv in zip(params, grads, m, v):  # Adam
             mm *= 0.9
             mm += 0.1 * g
             vv *= 0.999
@@ -225,6 +211,33 @@ def fit(d: Decisions, hidden: int, rng: np.random.Generator, steps: int = 400,
         params, done = best[1], best[2]
     policy = policy_of(d.features, mean, std, params[0], params[1], params[2])
     return CloneFit(policy, agreement(policy, d), loss, done)
+
+
+def _flattened(d: Decisions, mean: np.ndarray, std: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The allowed rows standardised [rows, features] (float32), grouped by decision: the
+    first row of each decision, each row's decision, and the row each decision chose."""
+    obs, cand = np.nonzero(d.allowed)                     # row-major: grouped by decision
+    x = ((d.rows[obs, cand] - mean) / std).astype(np.float32)
+    starts = np.flatnonzero(np.r_[True, obs[1:] != obs[:-1]])
+    seg = np.cumsum(np.r_[0, (obs[1:] != obs[:-1]).astype(np.int64)])
+    target = np.flatnonzero(cand == d.actions[obs])       # one per decision
+    return x, starts, seg, target
+
+
+def _rule_start(features: Sequence[str], hidden: int, rng: np.random.Generator
+                ) -> list[np.ndarray]:
+    """[w1, b1, w2]: the first hidden unit falls with use_def_density (the default's main
+    criterion) and alone reaches the output, so the start decides exactly as the "lowest
+    use_def_density" rule; the other units have random inputs and start silent."""
+    f = len(features)
+    w1 = rng.normal(0, 1.0 / math.sqrt(f), (f, hidden))
+    w2 = np.zeros(hidden)
+    if "use_def_density" in features:
+        w1[:, 0] = 0.0
+        w1[list(features).index("use_def_density"), 0] = -0.5
+        w2[0] = 5.0
+    return [w1, np.zeros(hidden), w2]
 
 
 def _loss_and_grads(params: list[np.ndarray], x: np.ndarray, starts: np.ndarray,
