@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from .._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
 
-SUPPORTED_PROBLEMS = ("inlining",)
+SUPPORTED_PROBLEMS = ("inlining", "regalloc")
 
 
 def split_modules(modules: Sequence[str], validation_share: float, seed: int
