@@ -98,6 +98,19 @@ def read_observation(event, f, specs):
     return features
 
 
+def unblock_if_gone(process, fifos, opened):
+    """Until `opened` is set: if the compiler has exited, open and close the fifos' other
+    ends (O_RDWR never blocks) so the host's blocking opens return."""
+    while not opened.wait(0.01):
+        if process.poll() is None:
+            continue
+        for path in fifos:
+            try:
+                os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+            except OSError:
+                pass
+
+
 def reference_episode(problem, argv, scratch, index):
     base = os.path.join(scratch, f"ch{index}")
     to_compiler, from_compiler = base + ".in", base + ".out"
@@ -107,9 +120,19 @@ def reference_episode(problem, argv, scratch, index):
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     steps = 0
+    opened = threading.Event()
+    # clang opens the channel only when it has a first question: a module without
+    # decisions exits without opening it, and a blocking open would wait forever.
+    watchdog = threading.Thread(target=unblock_if_gone,
+                                args=(process, (to_compiler, from_compiler), opened))
+    watchdog.start()
     try:
         with io.BufferedWriter(io.FileIO(to_compiler, "wb")) as tc, \
                 io.BufferedReader(io.FileIO(from_compiler, "rb")) as fc:
+            opened.set()
+            if not fc.peek(1):
+                process.wait()  # Gone before its first question: no decisions.
+                return 0
             specs, advice = read_header(fc)
             while True:
                 event = fc.readline()
@@ -125,6 +148,8 @@ def reference_episode(problem, argv, scratch, index):
         if process.returncode != 0:
             raise RuntimeError(f"clang failed: {stderr[-400:]!r}")
     finally:
+        opened.set()
+        watchdog.join()
         if process.poll() is None:
             process.kill()
             process.wait()
