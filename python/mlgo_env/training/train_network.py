@@ -210,7 +210,10 @@ class NetworkMethod:
                       labels: FlipSet) -> Any:
         if self.args.method == "imitation":
             return self.imitation_explorer(cache, search, fresh)
-        return Explorer(self.args.problem, cache, search, fresh, labels, self.rng)
+        # Its own generator: the trainer's stream (checkpointed) stays that of a run
+        # that never explored, and a resumed run rebuilds the same queue order.
+        rng = np.random.default_rng([self.args.seed, 2])
+        return Explorer(self.args.problem, cache, search, fresh, labels, rng)
 
     def collect_flips(self, pool: ep.EpisodePool, trajectories: dict[str, np.ndarray],
                       names: list[str], search: list[str]) -> FlipSet:
