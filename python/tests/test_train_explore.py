@@ -30,11 +30,11 @@ def explored(tmp_path_factory):
                       "--baseline-shifts=-20,20", f"--trace={trace}",
                       f"--cache-dir={out / 'cache'}")
     history = json.loads(open(str(policy) + ".history.json").read())
-    return proc.stdout, history, json.loads(open(policy).read())
+    return proc.stdout, history, json.loads(open(policy).read()), str(trace)
 
 
 def test_compiles_keep_growing_after_the_cache_saturates(explored):
-    log, history, _ = explored
+    log, history, _, _ = explored
     rounds = [h for h in history if h.get("phase") == "search"]
     idle = [h for h in rounds if "explored" in h]
     timing = history[-1]
@@ -49,7 +49,7 @@ def test_compiles_keep_growing_after_the_cache_saturates(explored):
 
 
 def test_time_breakdown_is_reported_and_kept(explored):
-    log, history, policy = explored
+    log, history, policy, _ = explored
     timing = history[-1]
     phases = ("trace", "fitting", "compiling", "replaying", "selection", "evaluation", "other")
     assert all(timing[p] >= 0 for p in phases)
@@ -63,10 +63,29 @@ def test_time_breakdown_is_reported_and_kept(explored):
 
 
 def test_the_result_beat_the_one_number_baselines_on_the_check_modules(explored):
-    log, history, policy = explored
+    log, history, policy, _ = explored
     sel = policy["metadata"]["selection"]
     names = {"learned", "constant shift -20", "constant shift +20", "no optional inline"}
     assert names <= set(sel)
     chosen = sel["chosen"]
     assert all(sel[chosen]["score"] >= sel[n]["score"] for n in names)
     assert "check modules, no optional inline" in log
+
+
+def test_imitation_learns_from_grouped_flip_searches(explored, tmp_path):
+    """--method=imitation: greedy grouped-flip searches (never a bigger module) give the
+    labels; the run ends with the same selection against the baselines."""
+    exe, corpus = demo_corpus()
+    trace = explored[3]
+    policy = tmp_path / "imitation.json"
+    proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={corpus}",
+                      f"--output={policy}", "--minutes=0.5", "--workers=2", "--seed=5",
+                      "--method=imitation", "--search-modules=6", "--check-modules=3",
+                      "--flip-share=0.5", "--report-seconds=5", "--baseline-shifts=20",
+                      f"--trace={trace}", f"--cache-dir={tmp_path / 'cache'}")
+    history = json.loads(open(str(policy) + ".history.json").read())
+    groups = next(h for h in history if h.get("phase") == "groups")
+    assert groups["episodes"] >= 6 and groups["best_bytes"] <= groups["default_bytes"]
+    meta = json.loads(open(policy).read())["metadata"]
+    assert meta["labels"]["method"] == "imitation" and meta["labels"]["collected"] > 0
+    assert "grouped flips:" in proc.stdout and "check modules, learned" in proc.stdout

@@ -70,6 +70,7 @@ from .baselines import no_inline_policy, parse_shifts, shift_policy
 from .replay import ReplayCache, seed_from_trace
 from .search import CoordinateSearch, ElitistES, objective
 from .train_args import parse_args as _parse_args
+from .train_imitation import ImitationMethod
 from .train_margin import MarginMethod
 from .train_network import NetworkMethod
 from ..trace_log import Trace, read_trace
@@ -80,7 +81,7 @@ def parse_args(argv: Sequence[str] | None):
     return _parse_args(argv, __doc__)
 
 
-class Trainer(NetworkMethod, MarginMethod):
+class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
     """State of one training run; `run` does it all."""
 
     def __init__(self, args: argparse.Namespace, runner: TaskRunner | None = None) -> None:

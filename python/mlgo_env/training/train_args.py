@@ -28,7 +28,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "decision (mlgo_env.policies.margin_policy)")
     p.add_argument("--sigma", type=float, default=10.0,
                    help="typical initial step, in clang cost units (5 = one instruction)")
-    p.add_argument("--method", choices=("classifier", "coordinate", "es"),
+    p.add_argument("--method", choices=("classifier", "imitation", "coordinate", "es"),
                    default="classifier",
                    help="classifier: a flip classifier learned from single-flip counterfactuals, "
                         "then ES on its output layer (mlgo_env.policies.flip_classifier); "
