@@ -17,6 +17,7 @@ modules, new grouped searches), and the network is refitted once the labels grew
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,21 @@ from .replay import ReplayCache
 from .search import ElitistES
 
 
+@dataclass
+class _Network:
+    """The network method's moving parts (a refit replaces the network and the ES)."""
+
+    labels: FlipSet
+    labels_path: str
+    default_rows: np.ndarray  # the search modules' default trajectories, cache order
+    cspace: Any
+    u_fit: np.ndarray
+    es: ElitistES
+    iteration: int
+    fitted_on: int            # labels the network was fitted on
+    since_fit: int = 0        # labels added since
+
+
 class NetworkMethod:
     """Mixed into mlgo_env.training.train.Trainer (uses its args, clock, log, score,
     record_round, checkpoint)."""
@@ -42,6 +58,39 @@ class NetworkMethod:
         """Labels -> network -> rates -> ES (exploring when idle) until the deadline;
         returns the incumbent best on `check` (the default, flipping nothing, is the first
         incumbent)."""
+        a = self.args
+        n = self.network_start(pool, cache, search, check, val, state)
+        explorer = self.make_explorer(cache, search, fresh, n.labels)
+        last, shown, exhausted = 0.0, -np.inf, False
+        while time.monotonic() + last < self.deadline and self.more_rounds(n.iteration):
+            t = time.monotonic()
+            n.iteration += 1
+            cands = n.es.propose(self.rng)
+            scores, table = self.score(pool, cache, n.cspace, cands, search)
+            idle = self.last_compiled == 0
+            row = self.record_round(n.es, n.iteration, pool, cache, n.cspace, cands, scores,
+                                    table, check, val)
+            if idle:
+                self.clock.idle_rounds += 1
+                new, exhausted = self.explore(pool, explorer, n.es, exhausted)
+                if new is not None and len(new.rewards):
+                    row["explored"] = int(len(new.rewards))
+                    self.add_labels(n, new)
+                if n.since_fit >= a.refit_growth * n.fitted_on + 1:
+                    self.refit(n, pool, cache, search, check, val)
+            if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
+                shown = time.monotonic()
+                self.log(report.progress_line(row, n.es.score, self.clock))
+                self.checkpoint(ckpt, n.es, n.iteration, self.warm)
+            last = time.monotonic() - t
+        self.checkpoint(ckpt, n.es, n.iteration, self.warm)
+        return self.network_result(n, cache, search)
+
+    def network_start(self, pool: ep.EpisodePool, cache: ReplayCache, search: list[str],
+                      check: list[str], val: list[str], state: dict[str, Any] | None
+                      ) -> "_Network":
+        """The labels, the fitted network, the first incumbent and the ES (or all of it
+        from a checkpoint)."""
         a = self.args
         labels_path = a.output + ".flips.npz"
         if state:
@@ -58,7 +107,6 @@ class NetworkMethod:
         else:
             cspace, u_fit = self.fit_network(labels)
         rows = default_rows[:, [cache.names.index(f) for f in cspace.features]]
-        self.s0 = -np.inf
         if state:
             iteration, self.incumbents = state["iteration"], state["incumbents"]
             self.history = state["history"]
@@ -71,6 +119,7 @@ class NetworkMethod:
         else:
             never = u_fit.copy()
             never[-1] = -1e6  # flips nothing anywhere: the default
+            self.s0 = -np.inf
             (self.s0,), _ = self.score(pool, cache, cspace, [never], search)
             (c0,), _ = self.score(pool, cache, cspace, [never], check, phase="selection")
             self.incumbents.append({"iteration": 0, "u": never.tolist(), "score": self.s0,
@@ -80,52 +129,43 @@ class NetworkMethod:
             iteration = 1
             es = self.start_es(pool, cache, cspace, u_fit, rows, search, check, val, iteration)
         self.u_fit, self.warm = u_fit, cspace.policy(u_fit)
-        explorer = self.make_explorer(cache, search, fresh, labels)
-        fitted_on, since_fit = len(labels.rewards), 0
-        last, shown, exhausted = 0.0, -np.inf, False
-        while time.monotonic() + last < self.deadline and self.more_rounds(iteration):
-            t = time.monotonic()
-            iteration += 1
-            cands = es.propose(self.rng)
-            scores, table = self.score(pool, cache, cspace, cands, search)
-            idle = self.last_compiled == 0
-            row = self.record_round(es, iteration, pool, cache, cspace, cands, scores,
-                                    table, check, val)
-            if idle:
-                self.clock.idle_rounds += 1
-                new, exhausted = self.explore(pool, explorer, es, exhausted)
-                if new is not None and len(new.rewards):
-                    if a.method == "imitation":  # a module's labels: its latest best
-                        labels = labels.drop(set(new.modules))
-                    labels = labels.extend(new)
-                    labels.save(labels_path)
-                    row["explored"] = int(len(new.rewards))
-                    since_fit += len(new.rewards)
-                if since_fit >= a.refit_growth * fitted_on + 1:
-                    fitted_on, since_fit = len(labels.rewards), 0
-                    cspace, u_fit = self.fit_network(labels)
-                    rows = default_rows[:, [cache.names.index(f) for f in cspace.features]]
-                    self.u_fit, self.warm = u_fit, cspace.policy(u_fit)
-                    iteration += 1
-                    es = self.start_es(pool, cache, cspace, u_fit, rows, search, check, val,
-                                       iteration)
-            if "check_score" in row or time.monotonic() - shown >= a.report_seconds:
-                shown = time.monotonic()
-                self.log(report.progress_line(row, es.score, self.clock))
-                self.checkpoint(ckpt, es, iteration, self.warm)
-            last = time.monotonic() - t
-        self.checkpoint(ckpt, es, iteration, self.warm)
+        return _Network(labels, labels_path, default_rows, cspace, u_fit, es, iteration,
+                        len(labels.rewards))
+
+    def add_labels(self, n: "_Network", new: FlipSet) -> None:
+        """Explored labels join the set (imitation: a module's labels are its latest
+        best trajectory's) and the file."""
+        if self.args.method == "imitation":
+            n.labels = n.labels.drop(set(new.modules))
+        n.labels = n.labels.extend(new)
+        n.labels.save(n.labels_path)
+        n.since_fit += len(new.rewards)
+
+    def refit(self, n: "_Network", pool: ep.EpisodePool, cache: ReplayCache,
+              search: list[str], check: list[str], val: list[str]) -> None:
+        """A new network on the grown labels; the ES restarts from its flip rates."""
+        n.fitted_on, n.since_fit = len(n.labels.rewards), 0
+        n.cspace, n.u_fit = self.fit_network(n.labels)
+        rows = n.default_rows[:, [cache.names.index(f) for f in n.cspace.features]]
+        self.u_fit, self.warm = n.u_fit, n.cspace.policy(n.u_fit)
+        n.iteration += 1
+        n.es = self.start_es(pool, cache, n.cspace, n.u_fit, rows, search, check, val,
+                             n.iteration)
+
+    def network_result(self, n: "_Network", cache: ReplayCache, search: list[str]) -> Policy:
+        """The incumbent best on the check modules, with its flip rate and labels noted."""
         chosen = max(self.incumbents, key=lambda c: (c["check"], -c["iteration"]))
         self.log(f"chosen among the incumbents: round {chosen['iteration']} (search "
                  f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
                  f"{len(self.incumbents)} incumbents")
         self.chosen = chosen
         policy = policy_from_json(chosen["policy"], "incumbent")
-        prows = default_rows[:, [cache.names.index(f) for f in policy.features]]
+        prows = n.default_rows[:, [cache.names.index(f) for f in policy.features]]
         flipped = policy.decisions(prows) != prows[:, policy.features.index("inlining_default")]
         policy.metadata["search_flip_rate"] = float(flipped.mean())
-        policy.metadata["labels"] = {"method": a.method, "collected": int(len(labels.rewards)),
-                                     "positive": int((labels.rewards > 0).sum())}
+        policy.metadata["labels"] = {"method": self.args.method,
+                                     "collected": int(len(n.labels.rewards)),
+                                     "positive": int((n.labels.rewards > 0).sum())}
         return policy
 
     def fit_network(self, labels: FlipSet) -> tuple[Any, np.ndarray]:
