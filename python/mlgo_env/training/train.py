@@ -52,6 +52,7 @@ checkpoint and the outputs stay in this process, so --resume works after a clust
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
@@ -337,9 +338,10 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
                  f"{summary['default_total']:.0f} bytes, policy {summary['policy_total']:.0f} "
                  f"bytes, change {summary['total_change'] * 100:+.2f}%, mean per-module reward "
                  f"{summary['reward_mean']:+.5f}")
-        self.log(f"{self.clock.played} episodes compiled ({self.clock.played / self.clock.elapsed():.2f}"
-                 f"/s overall; {self.clock.explored} by exploration), {self.clock.replayed} "
-                 f"replayed, {self.clock.idle_rounds} idle rounds; wrote {a.output}")
+        rate = self.clock.played / self.clock.elapsed()
+        self.log(f"{self.clock.played} episodes compiled ({rate:.2f}/s overall; "
+                 f"{self.clock.explored} by exploration), {self.clock.replayed} replayed, "
+                 f"{self.clock.idle_rounds} idle rounds; wrote {a.output}")
         self.log(self.clock.breakdown_line())
 
 

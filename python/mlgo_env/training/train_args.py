@@ -10,6 +10,11 @@ from ..cluster import add_arguments as add_cluster_arguments
 from ..policies.margin_policy import DEFAULT_SHAPE
 
 
+#: --flip-rates defaults per method
+CLASSIFIER_RATES = "0.001,0.0025,0.005,0.01,0.02"
+IMITATION_RATES = "0.005,0.01,0.02,0.04,0.08"
+
+
 def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m mlgo_env.train", description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,9 +50,11 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                    help="classifier: at most this many single flips per search module")
     p.add_argument("--hidden", type=int, default=8, help="classifier: tanh hidden units")
     p.add_argument("--l2", type=float, default=1e-2, help="classifier: weight decay")
-    p.add_argument("--flip-rates", default="0.001,0.0025,0.005,0.01,0.02",
-                   help="classifier: the output biases tried first flip these shares of the "
-                        "search modules' default decisions")
+    p.add_argument("--flip-rates",
+                   help="classifier/imitation: the output biases tried first flip these "
+                        "shares of the search modules' default decisions (default: "
+                        f"classifier {CLASSIFIER_RATES}; imitation {IMITATION_RATES}, its "
+                        "labels flip a few percent of the decisions)")
     p.add_argument("--explore-batch", type=int, default=0,
                    help="episodes exploration compiles when a search round only replayed "
                         "(new single flips, new training modules; 0: 4 per worker slot)")
@@ -80,4 +87,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                    help="stop the search after this many rounds (0: when the budget ends)")
     add_cluster_arguments(p)
     p.add_argument("--quiet", action="store_true")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    if a.flip_rates is None:
+        a.flip_rates = IMITATION_RATES if a.method == "imitation" else CLASSIFIER_RATES
+    return a

@@ -86,9 +86,10 @@ class ImitationMethod:
                        ) -> None:
         d, b = gf.totals(searches)
         left = sum(len(s.queue) for s in searches)
-        self.log(f"  grouped flips: {count} episodes ({count / max(time.monotonic() - since, 1e-9):.2f}"
-                 f"/s), {sum(s.kept for s in searches)} groups kept, {left} queued; search "
-                 f"modules' best {b / d - 1:+.2%} of their default bytes")
+        rate = count / max(time.monotonic() - since, 1e-9)
+        self.log(f"  grouped flips: {count} episodes ({rate:.2f}/s), "
+                 f"{sum(s.kept for s in searches)} groups kept, {left} queued; search modules' "
+                 f"best {b / d - 1:+.2%} of their default bytes")
 
     def imitation_explorer(self, cache: ReplayCache, search: list[str],
                            fresh: list[str]) -> Any:
