@@ -48,6 +48,9 @@ wherever its episodes run).
 --scheduler runs the trace shards and the episodes as tasks on a Dask cluster
 (mlgo_env.cluster; the corpus at the same path on every worker); the search itself, the
 checkpoint and the outputs stay in this process, so --resume works after a cluster restart.
+A resumed run rebuilds its replay cache from the trace: rounds that replayed before the
+interruption compile again, so it may explore (and so label) at other rounds than an
+uninterrupted run.
 """
 
 from __future__ import annotations
