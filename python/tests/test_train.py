@@ -69,13 +69,20 @@ def test_trainer_writes_everything(trained):
                    ".flips.npz"):
         assert os.path.getsize(str(policy) + suffix) > 0, suffix
     p = load_policy(policy)
-    # The default method: a flip classifier over every traced feature.
-    assert p.problem == "inlining" and p.decision == "flip-default-if-logit>0"
-    assert {"threshold", "cost_estimate", "inlining_default"} <= set(p.features)
+    # The default method: a flip classifier over every traced feature, unless a
+    # one-number baseline beat it on the check modules (then that margin policy).
+    chosen = p.metadata["selection"]["chosen"]
+    assert p.problem == "inlining"
+    if chosen == "learned":
+        assert p.decision == "flip-default-if-logit>0"
+        assert {"threshold", "cost_estimate", "inlining_default"} <= set(p.features)
+    else:
+        assert p.metadata["baseline"] == chosen and p.margin is not None
+        assert f"does not beat {chosen} on the check modules" in log
     assert "validation" in p.metadata and p.metadata["validation"]["modules"] > 0
     assert p.metadata["episodes"] > 0 and p.metadata["chosen_round"] >= 0
-    assert p.metadata["flips"]["collected"] > 0
-    assert "episodes/s" in log and "iter    1" in log and "single flips" in log
+    assert p.metadata["labels"]["collected"] > 0
+    assert "compiles/s" in log and "iter    1" in log and "single flips" in log
     history = json.loads(open(str(policy) + ".history.json").read())
     assert [h["phase"] for h in history][:3] == ["flips", "warm", "search"]
 
@@ -132,9 +139,9 @@ def test_bad_policies_are_refused(trained, tmp_path):
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "for problem 'regalloc', not 'inlining'" in proc.stderr
-    obj = json.loads(open(policy).read())
-    obj["features"][0] = "no_such_feature"
-    other.write_text(json.dumps(obj))
+    # An inlining policy reading a feature clang does not offer.
+    save_policy(Policy("inlining", ["no_such_feature", "threshold"], np.zeros(2), np.ones(2),
+                       [Layer(np.array([[1.0], [1.0]]), np.zeros(1), "linear")]), other)
     proc = run_module("mlgo_env.evaluate", "--problem=inlining", f"--policy={other}",
                       f"--corpus={corpus}", check=False)
     assert proc.returncode == 2 and "no_such_feature" in proc.stderr

@@ -100,6 +100,14 @@ class FlipSet:
                        d["steps"], d["rows"], d["defaults"], d["rewards"],
                        dict(zip([str(m) for m in d["ms_names"]], d["ms_counts"].tolist())))
 
+    def drop(self, modules: set) -> "FlipSet":
+        """The labels of every module but `modules`."""
+        keep = np.asarray([m not in modules for m in self.modules], dtype=bool)
+        return FlipSet(self.names, [m for m, k in zip(self.modules, keep) if k],
+                       self.steps[keep], self.rows[keep], self.defaults[keep],
+                       self.rewards[keep],
+                       {m: n for m, n in self.module_steps.items() if m not in modules})
+
     def extend(self, other: "FlipSet") -> "FlipSet":
         if other.names != self.names:
             raise ValueError("flip sets with different features")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import time
 from collections import defaultdict
 from typing import Any, Sequence
 
@@ -67,6 +68,8 @@ class ReplayCache:
         self._columns: dict[tuple[str, ...], list[int]] = {}
         self.hits = 0
         self.misses = 0
+        #: wall seconds of the last `evaluate`: replay look-ups, then compiles
+        self.last_seconds = (0.0, 0.0)
 
     def add(self, module: str, rows: np.ndarray, actions: np.ndarray,
             result: ep.EpisodeResult) -> None:
@@ -113,7 +116,9 @@ class ReplayCache:
                  modules: Sequence[str]) -> tuple[list[list[ep.EpisodeResult]],
                                                   list[ep.EpisodeResult]]:
         """Results of every policy on every module (replayed where possible, the rest
-        played on `pool` in one batch), and the list of episodes actually played."""
+        played on `pool` in one batch), and the list of episodes actually played.
+        `last_seconds` then holds the wall time of the look-ups and of the compiles."""
+        start = time.monotonic()
         table: list[list[ep.EpisodeResult | None]] = []
         jobs, where = [], []
         for p_index, policy in enumerate(policies):
@@ -128,7 +133,9 @@ class ReplayCache:
             table.append(row)
         self.hits += sum(r is not None for row in table for r in row)
         self.misses += len(jobs)
+        looked = time.monotonic()
         played = pool.play(jobs) if jobs else []
+        self.last_seconds = (looked - start, time.monotonic() - looked)
         for (p_index, m_index, module, rec), result in zip(where, played):
             self.add(module, np.asarray(rec.rows), np.asarray(rec.actions), result)
             table[p_index][m_index] = result

@@ -10,22 +10,39 @@ from typing import Any
 import numpy as np
 
 
+#: where the trainer's wall time goes (Clock.breakdown); "other" is the rest (set-up,
+#: bookkeeping, checkpoints)
+PHASES = ("trace", "fitting", "compiling", "replaying", "selection", "evaluation")
+
+
 class Clock:
-    """Where the time goes: episode wall time, and summed clang / policy / host time."""
+    """Where the time goes: wall time per phase (PHASES), and within compiled episodes the
+    summed clang / policy / host time. Compiles are counted apart from replays (results
+    the replay cache answered without clang) and from exploration's compiles."""
 
     def __init__(self) -> None:
         self.start = time.monotonic()
-        self.times = {"episodes": 0.0, "clang": 0.0, "policy": 0.0, "host": 0.0,
-                      "trace": 0.0, "cloning": 0.0}
+        self.times = {p: 0.0 for p in PHASES}
+        self.times.update({"clang": 0.0, "policy": 0.0, "host": 0.0})
         self.played = 0     # episodes clang actually ran
         self.replayed = 0   # (module, policy) results answered by the replay cache
+        self.explored = 0   # of `played`, the episodes exploration compiled
+        self.idle_rounds = 0  # search rounds whose candidates were all replays
+        self._window = (self.start, 0)  # (time, played) at the previous progress line
 
     def elapsed(self) -> float:
         return max(time.monotonic() - self.start, 1e-9)
 
-    def account(self, played: list[Any], replayed: int, wall: float) -> None:
-        """Adds one evaluation round: its played EpisodeResults, its replays, its wall time."""
-        self.times["episodes"] += wall
+    def account(self, played: list[Any], replayed: int, play_wall: float,
+                lookup_wall: float = 0.0, phase: str | None = None) -> None:
+        """Adds one evaluation: its compiled EpisodeResults, its replays, the wall time of
+        the compiles and of the replay look-ups. `phase` "selection" or "evaluation" books
+        both times there; otherwise they are "compiling" and "replaying"."""
+        if phase in ("selection", "evaluation"):
+            self.times[phase] += play_wall + lookup_wall
+        else:
+            self.times["compiling"] += play_wall
+            self.times["replaying"] += lookup_wall
         self.times["policy"] += sum(r.policy_seconds for r in played)
         self.times["clang"] += sum(r.compile_seconds for r in played)
         self.times["host"] += sum(max(r.seconds - r.compile_seconds - r.policy_seconds, 0.0)
@@ -33,14 +50,31 @@ class Clock:
         self.played += len(played)
         self.replayed += replayed
 
+    def breakdown(self) -> dict[str, float]:
+        """Seconds per phase since the start, and "other" (the rest of the wall time)."""
+        out = {p: float(self.times[p]) for p in PHASES}
+        out["other"] = max(self.elapsed() - sum(out.values()), 0.0)
+        return out
+
+    def breakdown_line(self) -> str:
+        b = self.breakdown()
+        total = sum(b.values()) or 1e-9
+        return "time: " + ", ".join(f"{k} {v:.0f}s ({v / total:.0%})" for k, v in b.items())
+
     def summary(self) -> str:
-        """episodes/s and the split of episode time, for the progress line."""
+        """Compiles/s (overall and since the previous line), replays apart, the split of
+        compiled episodes' time, for the progress line."""
+        now = time.monotonic()
+        then, before = self._window
+        recent = (self.played - before) / max(now - then, 1e-9)
+        self._window = (now, self.played)
         t = self.times
         spent = (t["clang"] + t["policy"] + t["host"]) or 1e-9
-        return (f"{self.played / self.elapsed():.2f} episodes/s ({self.played} played, "
-                f"{self.replayed} replayed) | episode time: clang {t['clang'] / spent:.0%} "
-                f"host {t['host'] / spent:.0%} policy {t['policy'] / spent:.0%} | trace "
-                f"{t['trace']:.0f}s cloning {t['cloning']:.0f}s")
+        return (f"{self.played / self.elapsed():.2f} compiles/s overall, {recent:.2f} since "
+                f"the last line ({self.played} compiled, {self.explored} of them exploring; "
+                f"{self.replayed} replayed; {self.idle_rounds} idle rounds) | compile time: "
+                f"clang {t['clang'] / spent:.0%} host {t['host'] / spent:.0%} policy "
+                f"{t['policy'] / spent:.0%}")
 
 
 def progress_line(row: dict[str, Any], best: float, clock: Clock) -> str:

@@ -41,9 +41,12 @@ def training_sample(corpus: str, validation_share: float, seed: int, count: int,
 
 
 def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
-                temp_dir: str | None = None) -> Callable[[], Any]:
+                temp_dir: str | None = None, ir2vec_vocab: str | None = None
+                ) -> Callable[[], Any]:
     """A function making one environment (in-process, or connected to `remote`);
-    `temp_dir` is the compilers' scratch directory (in-process only)."""
+    `temp_dir` is the compilers' scratch directory (in-process only); `ir2vec_vocab`
+    (a vocabulary path or "default") adds the IR2Vec embeddings to inlining observations
+    (in-process only; a server has its own)."""
     import mlgo_env  # the package's entry point; imported late so policy tools need no core
 
     def make() -> Any:
@@ -54,6 +57,8 @@ def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | 
             kwargs["cache_dir"] = cache_dir
         if temp_dir:
             kwargs["temp_dir"] = temp_dir
+        if ir2vec_vocab:
+            kwargs["ir2vec_vocab"] = ir2vec_vocab
         return mlgo_env.make(problem, **kwargs)
     return make
 

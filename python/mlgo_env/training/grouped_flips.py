@@ -1,0 +1,156 @@
+"""Grouped counterfactuals: every call site of one callee flipped together, and a greedy
+search that accumulates such groups per module.
+
+A single flip cannot show what inlining a static callee at *all* its call sites does
+(the callee's body is deleted once no call is left), nor refusing every call of a
+small helper. A group flip does: the episode answers clang's default at every decision
+except those whose callee is in the flipped set, where it answers the other way.
+
+Naming the callee: none of clang's 38 inlining features identifies it (they are sizes,
+counts and costs; callee_users even changes as call sites are inlined). The IR2Vec
+``callee_embedding`` does: it is the embedding of the callee's body, and the bottom-up
+inliner has finished a callee (an earlier SCC) before it asks about its call sites, so
+every call site of a callee shows the same vector. The key is a hash of that vector
+(rounded): two different functions with identical bodies share a key, which is
+harmless here (flipping both is a grouped flip too). The environment must be made with
+an IR2Vec vocabulary (``ir2vec_vocab="default"``). The decider decides online from the
+key, so the group stays well defined when a flip adds or removes later decisions (an
+inlined body brings its own call sites).
+
+:func:`greedy_round` tries, on every module still searching, its next untried callee
+group on top of the module's best set so far; a group that shrinks the module is kept,
+and the callees its new trajectory shows for the first time join the module's queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import episodes as ep
+from .flip_search import FlipSet
+
+EMBEDDING = "callee_embedding"
+
+
+def callee_key(obs: Any) -> str:
+    """A short hash naming the call site's callee (its IR2Vec embedding, rounded)."""
+    if EMBEDDING not in obs:
+        raise ValueError("grouped flips need the IR2Vec callee embedding in the "
+                         "observation (make the environment with ir2vec_vocab)")
+    vec = np.round(np.asarray(obs[EMBEDDING], dtype=np.float64).reshape(-1), 3)
+    return hashlib.blake2b((vec + 0.0).tobytes(), digest_size=8).hexdigest()
+
+
+class GroupPlayer:
+    """Answers clang's default, flipped where the callee's key is in `flipped`; records
+    each step's raw feature row (in `names` order), key, default and answer."""
+
+    def __init__(self, names: Sequence[str], flipped: frozenset[str]) -> None:
+        self.names, self.flipped = list(names), flipped
+        self.rows: list[np.ndarray] = []
+        self.keys: list[str] = []
+        self.defaults: list[int] = []
+        self.actions: list[int] = []
+
+    def __call__(self, obs: Any, info: dict) -> int:
+        default = int(info["default_action"])
+        row = np.empty(len(self.names))
+        for i, name in enumerate(self.names):
+            row[i] = (float(np.asarray(obs[name]).reshape(-1)[0]) if name in obs
+                      else float(default))  # inlining_default when not a feature
+        key = callee_key(obs)
+        action = 1 - default if key in self.flipped else default
+        self.rows.append(row)
+        self.keys.append(key)
+        self.defaults.append(default)
+        self.actions.append(action)
+        return action
+
+
+@dataclass
+class ModuleSearch:
+    """One module's greedy search: its best flipped set and trajectory so far."""
+
+    module: str
+    default_bytes: float
+    bytes: float
+    reward: float
+    flipped: frozenset
+    best: GroupPlayer
+    queue: list[str] = field(default_factory=list)   # callee keys not tried yet
+    tried: set = field(default_factory=set)
+    kept: int = 0
+    changed: bool = False  # its best moved since the last `take_changed`
+
+    def enqueue(self, player: GroupPlayer) -> None:
+        known = self.tried | set(self.queue)
+        for k in dict.fromkeys(player.keys):
+            if k not in known:
+                self.queue.append(k)
+
+
+def start(pool: ep.EpisodePool, modules: Sequence[str], names: Sequence[str]
+          ) -> tuple[list[ModuleSearch], list[ep.EpisodeResult]]:
+    """Plays each module's default once (recording its callees); the searches of the
+    modules that make decisions, and the results played."""
+    players = [GroupPlayer(names, frozenset()) for _ in modules]
+    results = pool.play(list(zip(modules, players)))
+    out = []
+    for m, p, r in zip(modules, players, results):
+        if p.actions:
+            s = ModuleSearch(m, r.default_score, r.policy_score, r.reward, frozenset(), p)
+            s.enqueue(p)
+            out.append(s)
+    return out, results
+
+
+def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
+                 names: Sequence[str], limit: int | None = None) -> list[ep.EpisodeResult]:
+    """Tries the next queued callee group of (at most `limit`) searching modules; keeps
+    the groups that shrink their module. Returns the results played."""
+    active = [s for s in searches if s.queue][:limit]
+    if not active:
+        return []
+    players = []
+    for s in active:
+        key = s.queue.pop(0)
+        s.tried.add(key)
+        players.append(GroupPlayer(names, s.flipped ^ {key}))
+    results = pool.play([(s.module, p) for s, p in zip(active, players)])
+    for s, p, r in zip(active, players, results):
+        if r.reward > s.reward + 1e-12:
+            s.flipped, s.best, s.reward, s.bytes = p.flipped, p, r.reward, r.policy_score
+            s.kept += 1
+            s.changed = True
+        s.enqueue(p)
+    return results
+
+
+def totals(searches: Sequence[ModuleSearch]) -> tuple[float, float]:
+    """(default bytes, best bytes) summed over the searches."""
+    return (sum(s.default_bytes for s in searches), sum(s.bytes for s in searches))
+
+
+def imitation_labels(searches: Sequence[ModuleSearch], names: Sequence[str]) -> FlipSet:
+    """Every decision of each module's best trajectory, labelled by whether it differs
+    from clang's default there (rewards +1 / -1: the flip classifier's positive and
+    negative labels)."""
+    col = list(names).index("inlining_default")
+    rows, modules, steps, rewards = [], [], [], []
+    for s in searches:
+        p = s.best
+        for i, (row, d, a) in enumerate(zip(p.rows, p.defaults, p.actions)):
+            row = row.copy()
+            row[col] = d
+            rows.append(row)
+            modules.append(s.module)
+            steps.append(i)
+            rewards.append(1.0 if a != d else -1.0)
+    arr = np.asarray(rows, dtype=np.float64).reshape(-1, len(names))
+    return FlipSet(list(names), modules, np.asarray(steps, dtype=np.int64), arr,
+                   (arr[:, col] > 0.5).astype(np.int64), np.asarray(rewards, dtype=np.float64),
+                   {s.module: len(s.best.actions) for s in searches})

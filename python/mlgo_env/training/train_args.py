@@ -1,0 +1,93 @@
+"""The trainer's command line (mlgo_env.training.train documents the method)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Sequence
+
+from ..cluster import add_arguments as add_cluster_arguments
+from ..policies.margin_policy import DEFAULT_SHAPE
+
+
+#: --flip-rates defaults per method
+CLASSIFIER_RATES = "0.001,0.0025,0.005,0.01,0.02"
+IMITATION_RATES = "0.005,0.01,0.02,0.04,0.08"
+
+
+def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.train", description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", required=True)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--output", required=True, help="the policy JSON to write")
+    p.add_argument("--minutes", type=float, required=True, help="training budget")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--remote", help="unix:PATH or HOST:PORT of an mlgo-env server")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--validation-share", type=float, default=0.2)
+    p.add_argument("--shape", default=",".join(DEFAULT_SHAPE),
+                   help="comma-separated shape features of the margin policy")
+    p.add_argument("--no-anchor", dest="anchor", action="store_false",
+                   help="search the plain margin rule, not the margin anchored to clang's "
+                        "decision (mlgo_env.policies.margin_policy)")
+    p.add_argument("--sigma", type=float, default=10.0,
+                   help="typical initial step, in clang cost units (5 = one instruction)")
+    p.add_argument("--method", choices=("classifier", "imitation", "coordinate", "es"),
+                   default="classifier",
+                   help="classifier: a flip classifier learned from single-flip counterfactuals, "
+                        "then ES on its output layer (mlgo_env.policies.flip_classifier); "
+                        "imitation: the same network imitating the per-module best "
+                        "trajectories a greedy search of grouped flips found "
+                        "(mlgo_env.training.grouped_flips); "
+                        "coordinate: "
+                        "one margin coordinate up/down per round; es: mirrored Gaussian pairs "
+                        "plus a gradient step on the margin policy (mlgo_env.training.search)")
+    p.add_argument("--flip-share", type=float, default=0.6,
+                   help="classifier: share of the budget left after the trace spent collecting "
+                        "single flips of the search modules' default trajectories")
+    p.add_argument("--flips-per-module", type=int, default=40,
+                   help="classifier: at most this many single flips per search module")
+    p.add_argument("--hidden", type=int, default=8, help="classifier: tanh hidden units")
+    p.add_argument("--l2", type=float, default=1e-2, help="classifier: weight decay")
+    p.add_argument("--flip-rates",
+                   help="classifier/imitation: the output biases tried first flip these "
+                        "shares of the search modules' default decisions (default: "
+                        f"classifier {CLASSIFIER_RATES}; imitation {IMITATION_RATES}, its "
+                        "labels flip a few percent of the decisions)")
+    p.add_argument("--explore-batch", type=int, default=0,
+                   help="episodes exploration compiles when a search round only replayed "
+                        "(new single flips, new training modules; 0: 4 per worker slot)")
+    p.add_argument("--refit-growth", type=float, default=0.25,
+                   help="classifier/imitation: refit the network once exploration grew its "
+                        "labels by this share")
+    p.add_argument("--baseline-shifts", default="-40,-20,-10,10,20,40",
+                   help="constant margin shifts (cost units) the chosen policy must beat on "
+                        "the check modules (with no optional inline); '' for none")
+    p.add_argument("--pairs", type=int, default=4, help="es: mirrored pairs per round")
+    p.add_argument("--total-weight", type=float, default=0.5,
+                   help="weight of the total-bytes reduction in the score (the rest: the "
+                        "mean per-module reward)")
+    p.add_argument("--search-modules", type=int, default=200)
+    p.add_argument("--check-modules", type=int, default=100)
+    p.add_argument("--validate-every", type=int, default=0,
+                   help="also report the incumbent on the validation modules every K rounds "
+                        "(report only, never used to choose; 0: at the end only)")
+    p.add_argument("--report-seconds", type=float, default=15.0,
+                   help="progress line and checkpoint at most this often (and at each new "
+                        "incumbent)")
+    p.add_argument("--trace", help="reuse this default trace (its CSV beside it)")
+    p.add_argument("--trace-sampling-rate", type=float, default=0.5)
+    p.add_argument("--cache-dir")
+    p.add_argument("--temp-dir", help="compilers' scratch directory (default /dev/shm if "
+                                      "writable)")
+    p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
+    p.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt.npz")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="stop the search after this many rounds (0: when the budget ends)")
+    add_cluster_arguments(p)
+    p.add_argument("--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if a.flip_rates is None:
+        a.flip_rates = IMITATION_RATES if a.method == "imitation" else CLASSIFIER_RATES
+    return a
