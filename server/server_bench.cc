@@ -13,7 +13,7 @@
 ///  4. in the same run, a minimal three-process relay with the same message
 ///     sizes (agent -> relay -> compiler -> relay -> agent over pipes,
 ///     blocking I/O, no parsing): the floor for any host; prints both
-///     medians and their ratio (target: the server within 1.3x of it);
+///     medians and their ratio (target: the server within 2x of it, as the serving issue set it);
 ///  5. runs scripts/bench_server_client.py for the Python client's steps/s.
 ///
 /// Usage: bench_server_step [episodes=20].
@@ -313,7 +313,7 @@ void benchProblem(const Setup& setup, int episodes) {
   double serverTrip = median(roundTrips), relayTrip = median(relay);
   std::printf("%s: step round trip (intermediate steps, no parsing timed): server median %.1f us "
               "over %zu; three-process pipe relay (request %zu B, advice %zu B, observation %zu "
-              "B, reply %zu B) median %.1f us over %zu; server/relay %.2fx (target <= 1.3x)\n",
+              "B, reply %zu B) median %.1f us over %zu; server/relay %.2fx (target <= 2x)\n",
               setup.problem.c_str(), serverTrip, roundTrips.size(), sizes.request, sizes.advice,
               sizes.observation, sizes.reply, relayTrip, relay.size(), serverTrip / relayTrip);
   // Debian's interpreter, which has numpy (docs/python.md); a PATH python3 may not.
