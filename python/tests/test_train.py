@@ -161,3 +161,14 @@ def test_empty_corpus_writes_nothing(tmp_path):
                       f"--output={out}", "--minutes=1", f"--mlgo-env={exe}", check=False)
     assert proc.returncode == 2 and "has no modules" in proc.stderr
     assert os.listdir(tmp_path) == ["empty"]
+
+
+@pytest.mark.parametrize("problem", ["inlining", "regalloc"])
+def test_an_evaluation_only_corpus_is_refused(tmp_path, capsys, problem):
+    from mlgo_env.training.train import main
+    (tmp_path / "EVALUATION-ONLY").write_text("lua5.4\n")
+    code = main([f"--problem={problem}", f"--corpus={tmp_path}",
+                 f"--output={tmp_path / 'p.json'}", "--minutes=1"])
+    assert code == 2
+    assert "is for evaluation only" in capsys.readouterr().err
+    assert not (tmp_path / "p.json").exists()

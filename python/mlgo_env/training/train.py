@@ -79,7 +79,8 @@ from .train_imitation import ImitationMethod
 from .train_margin import MarginMethod
 from .train_network import NetworkMethod
 from ..trace_log import Trace, read_trace
-from .training_setup import env_factory, find_mlgo_env, split_modules
+from .training_setup import (env_factory, find_mlgo_env, refuse_evaluation_corpus,
+                             split_modules)
 
 
 def parse_args(argv: Sequence[str] | None):
@@ -356,7 +357,15 @@ def _quantiles(rewards: np.ndarray) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     problem = argparse.ArgumentParser(add_help=False)
     problem.add_argument("--problem")
-    if problem.parse_known_args(argv)[0].problem == "regalloc":
+    problem.add_argument("--corpus")
+    known = problem.parse_known_args(argv)[0]
+    if known.corpus:
+        try:
+            refuse_evaluation_corpus(known.corpus)
+        except ValueError as e:
+            print(f"train: error: {e}", file=sys.stderr)
+            return 2
+    if known.problem == "regalloc":
         from .regalloc_train import main as train_regalloc  # its own trainer and options
         return train_regalloc(argv)
     args = parse_args(argv)

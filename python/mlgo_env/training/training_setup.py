@@ -4,12 +4,25 @@ opening environments, and the feature list a policy for a problem may use."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from typing import Any, Callable, Sequence
 
 from .._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
 
 SUPPORTED_PROBLEMS = ("inlining", "regalloc")
+
+
+#: the note scripts/make_eval_corpus.sh leaves in a corpus built for evaluation only
+EVALUATION_ONLY = "EVALUATION-ONLY"
+
+
+def refuse_evaluation_corpus(corpus: str) -> None:
+    """ValueError if `corpus` was built for evaluation only (its packages are reserved:
+    training or tuning on them would make every evaluation on them meaningless)."""
+    if os.path.exists(os.path.join(corpus, EVALUATION_ONLY)):
+        raise ValueError(f"corpus {corpus} is for evaluation only ({EVALUATION_ONLY} in it: "
+                         "built by scripts/make_eval_corpus.sh); train on another corpus")
 
 
 def split_modules(modules: Sequence[str], validation_share: float, seed: int
