@@ -29,13 +29,20 @@ int failure(const Error& error) {
   return 1;
 }
 
-int runCheck(const PolicyFlags& flags) {
+/// The policy file, checked against --problem when one is given.
+Result<policy::Policy> loadPolicy(const PolicyFlags& flags) {
   auto policy = policy::Policy::load(flags.file);
+  if (!policy.ok() || flags.problem.empty())
+    return policy;
+  if (Status st = policy->checkProblem(flags.problem); !st.ok())
+    return st.error();
+  return policy;
+}
+
+int runCheck(const PolicyFlags& flags) {
+  auto policy = loadPolicy(flags);
   if (!policy.ok())
     return failure(policy.error());
-  if (!flags.problem.empty())
-    if (Status st = policy->checkProblem(flags.problem); !st.ok())
-      return failure(st.error());
   std::string features;
   for (const std::string& f : policy->features())
     features += (features.empty() ? "" : ", ") + f;
@@ -47,12 +54,9 @@ int runCheck(const PolicyFlags& flags) {
 }
 
 int runDecide(const PolicyFlags& flags) {
-  auto policy = policy::Policy::load(flags.file);
+  auto policy = loadPolicy(flags);
   if (!policy.ok())
     return failure(policy.error());
-  if (!flags.problem.empty())
-    if (Status st = policy->checkProblem(flags.problem); !st.ok())
-      return failure(st.error());
   std::string line;
   Status st = trace::decideOverLog(flags.log, *policy, [&](const trace::PolicyDecision& d) {
     line.assign(d.context);

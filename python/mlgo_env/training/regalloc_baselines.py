@@ -35,6 +35,7 @@ from .. import episodes as ep
 from ..cluster import Failure, Progress, TaskFailed, TaskRunner
 from ..cluster.tasks import evaluate_task, play_task
 from ..policies.policy import Layer, Policy
+from .baselines import Baseline
 
 #: (name, feature, weight): the one-number policies, lowest value first where weight is -1
 ONE_NUMBER = (
@@ -56,16 +57,6 @@ def one_number_policy(name: str, feature: str, weight: float) -> Policy:
 
 def one_number_policies() -> list[tuple[str, Policy]]:
     return [(name, one_number_policy(name, f, w)) for name, f, w in ONE_NUMBER]
-
-
-@dataclass
-class Baseline:
-    name: str
-    results: list[ep.EpisodeResult]
-
-    @property
-    def summary(self) -> dict[str, float]:
-        return ep.summarise(self.results)
 
 
 @dataclass
