@@ -121,7 +121,7 @@ void Episode::fillObservation(StepResult& result) const {
   result.terminated = false;
   result.truncated = false;
   result.defaultAction = bound.defaultDecision(current_);
-  result.fallbackAction = bound.fallback(current_);
+  result.fallbackAction = bound.fallbackKnowingDefault(current_, result.defaultAction);
   result.summary.reset();
 }
 

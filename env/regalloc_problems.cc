@@ -95,7 +95,12 @@ public:
   /// The default decision when there is one, else evict nothing when
   /// allowed, else the first valid candidate.
   ActionValue fallback(const Observation& observation) const override {
-    if (auto decision = defaultDecision(observation))
+    return fallbackKnowingDefault(observation, defaultDecision(observation));
+  }
+
+  ActionValue fallbackKnowingDefault(const Observation& observation,
+                                     const std::optional<ActionValue>& decision) const override {
+    if (decision)
       return *decision;
     size_t self = candidates_ - 1;
     if (allowed(observation, self))

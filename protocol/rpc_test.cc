@@ -26,6 +26,40 @@ TEST(Rpc, DecodesARequest) {
   EXPECT_EQ(*requireInt(r.params, "episode"), 3);
 }
 
+// Step lines in our clients' compact form skip the JSON parser; a leading
+// space sends the same text through it. Both must decode the same request,
+// and near-misses must reach the parser (and its errors).
+TEST(Rpc, CompactStepLinesDecodeAsTheParserDecodesThem) {
+  const char* lines[] = {
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":1}})",
+      R"({"jsonrpc":"2.0","id":0,"method":"step","params":{"episode":0,"action":0}})",
+      R"({"jsonrpc":"2.0","id":123456789012345678,"method":"no_such","params":{"episode":99,"action":32}})",
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":-1}})",
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":1.5}})",
+      R"({"jsonrpc":"2.0","id":07,"method":"step","params":{"episode":3,"action":1}})",
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":1}} )",
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":1}}})",
+      R"({"jsonrpc":"2.0","id":1234567890123456789,"method":"step","params":{"episode":3,"action":1}})",
+      R"({"jsonrpc":"2.0","id":7,"method":"step","params":{"episode":3,"action":1,"x":2}})",
+  };
+  for (const char* text : lines) {
+    auto fast = decodeLine(text);
+    auto parsed = decodeLine(std::string(" ") + text);
+    ASSERT_EQ(fast.items.size(), parsed.items.size()) << text;
+    ASSERT_EQ(fast.items[0].index(), parsed.items[0].index()) << text;
+    if (const auto* r = std::get_if<Request>(&fast.items[0])) {
+      const auto& p = good(parsed.items[0]);
+      EXPECT_EQ(r->id, p.id) << text;
+      EXPECT_EQ(r->method, p.method) << text;
+      EXPECT_EQ(llvm::json::Value(llvm::json::Object(r->params)),
+                llvm::json::Value(llvm::json::Object(p.params)))
+          << text;
+    } else {
+      EXPECT_EQ(bad(fast.items[0]).code, bad(parsed.items[0]).code) << text;
+    }
+  }
+}
+
 TEST(Rpc, NotificationsHaveNoId) {
   auto line = decodeLine(R"({"jsonrpc":"2.0","method":"describe"})");
   EXPECT_FALSE(good(line.items[0]).id);

@@ -1,6 +1,8 @@
 //===- server/dispatcher.cc - agent requests to environment calls ---------===//
 #include "mlgo/server/dispatcher.h"
 
+#include "step_reply.h"
+
 #include <llvm/Support/raw_ostream.h>
 
 namespace mlgo::server {
@@ -34,12 +36,6 @@ Result<std::optional<TensorEncoding>> encodingParam(const llvm::json::Object& pa
   return std::optional<TensorEncoding>(*encoding);
 }
 
-void writeAction(llvm::json::OStream& json, const env::ActionValue& action) {
-  if (const auto* i = std::get_if<int64_t>(&action))
-    json.value(*i);
-  else
-    json.value(std::get<double>(action));
-}
 
 
 } // namespace
@@ -127,6 +123,7 @@ Dispatcher::Dispatcher(env::Environment& environment, DispatcherOptions options)
   const auto& d = environment_.describe();
   visible_.features = d.observationSpecs;
   visible_.advice = d.actionSpec;
+  writer_ = protocol::ObservationJsonWriter(visible_);
   llvm::raw_string_ostream stream(describeJson_);
   llvm::json::OStream json(stream);
   auto specJson = [&](const protocol::TensorSpec& spec) {
@@ -446,78 +443,10 @@ void Dispatcher::closeAll(ConnectionEpisodes& episodes) {
 std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding encoding,
                                  const env::ResetResult* reset) const {
   std::string out;
-  llvm::raw_string_ostream stream(out);
-  llvm::json::OStream json(stream);
-  const bool ended = step.terminated || step.truncated;
-  const auto& d = environment_.describe();
-  json.object([&] {
-    if (reset) {
-      json.attribute("episode", static_cast<int64_t>(reset->episode));
-      json.attribute("module", reset->module);
-    }
-    json.attributeBegin("observation");
-    if (ended) {
-      json.value(nullptr);
-    } else {
-      std::vector<std::span<const std::byte>> tensors;
-      tensors.reserve(d.observationSpecs.size());
-      const auto& bytes = step.observation.bytes;
-      for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
-        size_t at = d.observationOffsets[i], size = d.observationSpecs[i].byteSize();
-        if (at + size <= bytes.size())
-          tensors.push_back(std::span<const std::byte>(bytes).subspan(at, size));
-      }
-      json.rawValue([&](llvm::raw_ostream& os) {
-        std::string obs;
-        protocol::appendObservationJson(obs, visible_, tensors, encoding);
-        os << obs;
-      });
-    }
-    json.attributeEnd();
-    json.attribute("reward", step.reward);
-    json.attribute("terminated", step.terminated);
-    json.attribute("truncated", step.truncated);
-    json.attributeObject("info", [&] {
-      if (!ended) {
-        json.attribute("context", step.observation.context);
-        json.attribute("observation_id", step.observation.id);
-      }
-      if (step.defaultAction) {
-        json.attributeBegin("default_action");
-        writeAction(json, *step.defaultAction);
-        json.attributeEnd();
-        json.attribute("default_action_source", d.defaultActionSource);
-      }
-      if (reset && reset->moduleEmbedding)
-        json.attributeArray("module_embedding", [&] {
-          for (double value : *reset->moduleEmbedding)
-            json.value(value);
-        });
-      if (!step.summary)
-        return;
-      const auto& s = *step.summary;
-      json.attribute("policy_score", s.policyScore);
-      json.attribute("default_score", s.defaultScore);
-      json.attribute("observations", static_cast<int64_t>(s.observations));
-      json.attribute("agent_steps", static_cast<int64_t>(s.agentSteps));
-      json.attribute("fallback_steps", static_cast<int64_t>(s.fallbackSteps));
-      json.attribute("prefix_steps", static_cast<int64_t>(s.prefixSteps));
-      json.attribute("channel_opened", s.channelOpened);
-      json.attribute("baseline_cached", s.baselineCached);
-      json.attribute("compile_seconds", s.compileSeconds);
-      json.attribute("compiler_cpu_seconds", s.compilerCpuSeconds);
-      json.attributeArray("contexts", [&] {
-        for (const auto& c : s.contexts)
-          json.object([&] {
-            json.attribute("name", c.name);
-            json.attribute("policy_score", c.policy);
-            if (c.baseline)
-              json.attribute("default_score", *c.baseline);
-          });
-      });
-    });
-  });
-  return out;
+  // Most replies: written straight, byte for byte what the general path writes.
+  if (!reset && appendIntermediateStepJson(out, step, environment_.describe(), writer_, encoding))
+    return out;
+  return generalStepJson(step, environment_.describe(), visible_, encoding, reset);
 }
 
 } // namespace mlgo::server

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -85,6 +86,20 @@ bool writeAll(int fd, const char* data, size_t size) {
   return true;
 }
 
+/// On-CPU nanoseconds of all of a process's threads so far (schedstat: exact,
+/// where /proc/PID/stat counts clock ticks of 10 ms).
+double cpuNanos(pid_t pid) {
+  double total = 0;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    double onCpu = 0;
+    if (in >> onCpu)
+      total += onCpu;
+  }
+  return total;
+}
+
 /// Message sizes of one step, as the server run saw them.
 struct StepSizes {
   size_t request = 0;     ///< Agent's step line.
@@ -95,8 +110,9 @@ struct StepSizes {
 
 /// The floor a server could reach: agent -> relay -> compiler -> relay ->
 /// agent, three processes, blocking reads and writes of fixed sizes over
-/// pipes, no parsing. Returns each round trip's time in microseconds.
-std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
+/// pipes, no parsing. Returns each round trip's time in microseconds, and
+/// the relay process's on-CPU time per round trip in `relayCpuMicros`.
+std::vector<double> benchRelay(const StepSizes& sizes, int rounds, double& relayCpuMicros) {
   int a2r[2], r2a[2], r2c[2], c2r[2];
   if (::pipe(a2r) || ::pipe(r2a) || ::pipe(r2c) || ::pipe(c2r))
     std::exit(1);
@@ -131,6 +147,7 @@ std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
   for (int fd : {a2r[0], r2a[1], r2c[0], r2c[1], c2r[0], c2r[1]})
     ::close(fd);
   std::vector<double> micros;
+  double relayCpuBefore = cpuNanos(relay);
   for (int i = 0; i < rounds; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (!writeAll(a2r[1], request.data(), request.size()) ||
@@ -139,6 +156,7 @@ std::vector<double> benchRelay(const StepSizes& sizes, int rounds) {
     micros.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6);
   }
+  relayCpuMicros = (cpuNanos(relay) - relayCpuBefore) / 1e3 / std::max<double>(1, micros.size());
   ::close(a2r[1]);
   ::close(r2a[0]);
   ::waitpid(relay, nullptr, 0);
@@ -163,6 +181,19 @@ double cpuSeconds(pid_t pid) {
   double utime = 0, stime = 0;
   words >> utime >> stime;
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+/// Extra words before the server's command line, from MLGO_BENCH_LAUNCHER
+/// (e.g. "valgrind --tool=callgrind --callgrind-out-file=/tmp/srv.%p"): how
+/// the server's instructions per step are counted.
+std::vector<std::string> launcherFromEnvironment() {
+  std::vector<std::string> words;
+  if (const char* text = std::getenv("MLGO_BENCH_LAUNCHER")) {
+    std::istringstream in(text);
+    for (std::string w; in >> w;)
+      words.push_back(w);
+  }
+  return words;
 }
 
 std::string call(testing::LineClient& client, const std::string& method,
@@ -246,7 +277,8 @@ void benchProblem(const Setup& setup, int episodes) {
   benchInProcess(setup, fake, episodes);
   testing::ServerProcess server({"--problem=" + setup.problem, "--corpus=" + fake.corpus.string(),
                                  "--clang=" + fake.clangWrapper.string(), "--no-disk-cache",
-                                 "--full-compile", "--jobs=2"});
+                                 "--full-compile", "--jobs=2"},
+                                {}, launcherFromEnvironment());
   if (!server.running()) {
     std::fprintf(stderr, "bench: server failed: %s\n", server.log().c_str());
     std::exit(1);
@@ -258,6 +290,7 @@ void benchProblem(const Setup& setup, int episodes) {
   sizes.observation = fake.streamBytes / std::max(1, fake.observations);
   uint64_t totalSteps = 0;
   double totalSeconds = 0;
+  double intermediateNanos = 0; // Server CPU from the first step sent to the last intermediate reply.
   for (int e = 0; e < episodes; ++e) {
     auto reply =
         llvm::json::parse(call(client, "reset", R"({"module":"replay","encoding":"base64"})"));
@@ -270,6 +303,7 @@ void benchProblem(const Setup& setup, int episodes) {
     std::string action = chooseAction(*result);
     uint64_t steps = 0;
     auto start = std::chrono::steady_clock::now();
+    double cpuAtFirstStep = cpuNanos(server.pid()), cpuAtLastReply = cpuAtFirstStep;
     for (;;) {
       std::string params = "{\"episode\":" + episode + ",\"action\":" + action + "}";
       auto sent = std::chrono::steady_clock::now();
@@ -285,6 +319,7 @@ void benchProblem(const Setup& setup, int episodes) {
       }
       if (*r->getBoolean("terminated") || *r->getBoolean("truncated"))
         break;
+      cpuAtLastReply = cpuNanos(server.pid());
       roundTrips.push_back(micros); // Not the final step: the compile's end and scoring.
       sizes.request = params.size() + 50;
       sizes.reply = text.size() + 1;
@@ -296,6 +331,7 @@ void benchProblem(const Setup& setup, int episodes) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSteps += steps;
     totalSeconds += seconds;
+    intermediateNanos += cpuAtLastReply - cpuAtFirstStep;
     perStep.push_back(seconds / static_cast<double>(steps) * 1e6);
   }
   double serverCpu = cpuSeconds(server.pid()) - serverCpuBefore;
@@ -303,13 +339,24 @@ void benchProblem(const Setup& setup, int episodes) {
   std::printf("%s: server process CPU time (its own, without the compiler): %.1f us per step "
               "(resets included)\n",
               setup.problem.c_str(), serverCpu / static_cast<double>(totalSteps) * 1e6);
+  std::printf("%s: server CPU per intermediate step (all its threads, schedstat; the steps "
+              "before an episode's last, whose reply needs no compile end nor scoring): %.1f us "
+              "over %zu steps (target <= 30 us)\n",
+              setup.problem.c_str(), intermediateNanos / 1e3 / static_cast<double>(roundTrips.size()),
+              roundTrips.size());
   std::printf("%s: C++ client over a Unix socket: %d episodes, %llu steps, median %.1f us per "
               "step round trip (min %.1f, max %.1f), %.0f steps/s overall (final steps, which "
               "wait for the compile to end and be scored, included)\n",
               setup.problem.c_str(), episodes, static_cast<unsigned long long>(totalSteps),
               perStep[perStep.size() / 2], perStep.front(), perStep.back(),
               static_cast<double>(totalSteps) / totalSeconds);
-  auto relay = benchRelay(sizes, static_cast<int>(std::max<size_t>(roundTrips.size(), 2000)));
+  double relayCpu = 0;
+  auto relay =
+      benchRelay(sizes, static_cast<int>(std::max<size_t>(roundTrips.size(), 2000)), relayCpu);
+  std::printf("%s: the relay process's CPU per round trip, the floor for a host's: %.1f us; "
+              "server/relay CPU %.2fx\n",
+              setup.problem.c_str(), relayCpu,
+              intermediateNanos / 1e3 / static_cast<double>(roundTrips.size()) / relayCpu);
   double serverTrip = median(roundTrips), relayTrip = median(relay);
   std::printf("%s: step round trip (intermediate steps, no parsing timed): server median %.1f us "
               "over %zu; three-process pipe relay (request %zu B, advice %zu B, observation %zu "
@@ -321,7 +368,10 @@ void benchProblem(const Setup& setup, int episodes) {
                         "/scripts/bench_server_client.py --connect unix:" + server.socketPath() +
                         " --episodes " + std::to_string(std::max(3, episodes / 2));
   std::fflush(stdout);
-  if (std::system(command.c_str()) != 0)
+  if (std::getenv("MLGO_BENCH_LAUNCHER") != nullptr)
+    std::printf("%s: Python client skipped (the server runs under MLGO_BENCH_LAUNCHER)\n",
+                setup.problem.c_str());
+  else if (std::system(command.c_str()) != 0)
     std::fprintf(stderr, "bench: the Python client run failed\n");
   client.close();
   server.stop();

@@ -117,6 +117,13 @@ public:
   virtual std::optional<ActionValue> defaultDecision(const Observation&) const {
     return std::nullopt;
   }
+  /// fallback(observation) for a caller that already has
+  /// defaultDecision(observation): a problem whose fallback starts from the
+  /// default decision does not compute it twice (the step's hot path).
+  virtual ActionValue fallbackKnowingDefault(const Observation& observation,
+                                             const std::optional<ActionValue>&) const {
+    return fallback(observation);
+  }
   /// Where defaultDecision() comes from: `clang-default:<feature>` (clang
   /// reports it), `host-emulation-v1:default-eviction` (the host computes
   /// it), or empty (no default decision).

@@ -38,6 +38,20 @@ void appendObservationJson(std::string& out, const LogHeader& header,
                            std::span<const std::span<const std::byte>> tensors,
                            TensorEncoding encoding, std::span<const bool> include = {});
 
+/// appendObservationJson for many observations of one header, each
+/// feature's key written once (a step's hot path). Same bytes.
+class ObservationJsonWriter {
+public:
+  explicit ObservationJsonWriter(LogHeader header);
+  const LogHeader& header() const { return header_; }
+  void append(std::string& out, std::span<const std::span<const std::byte>> tensors,
+              TensorEncoding encoding) const;
+
+private:
+  LogHeader header_;
+  std::vector<std::string> keys_; ///< `"name":`, escaped.
+};
+
 /// Appends one tensor's values as a JSON array (JSON encoding rules above).
 void appendTensorJson(std::string& out, const TensorSpec& spec, std::span<const std::byte> data);
 

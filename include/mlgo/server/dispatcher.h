@@ -177,6 +177,7 @@ private:
   DispatcherOptions options_;
   std::string describeJson_;    ///< Computed once.
   protocol::LogHeader visible_; ///< The observation specs as a header.
+  protocol::ObservationJsonWriter writer_{protocol::LogHeader{}}; ///< Of visible_.
 };
 
 } // namespace mlgo::server

@@ -87,6 +87,11 @@ def parse_args(argv: Sequence[str] | None):
     return _parse_args(argv, __doc__)
 
 
+def package_of(module: str) -> str:
+    """The package a corpus module belongs to: its first path component."""
+    return module.split("/", 1)[0]
+
+
 class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
     """State of one training run; `run` does it all."""
 
@@ -164,7 +169,8 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
                        ) -> tuple[list[str], list[str]]:
         """(search, check): disjoint fixed sets of training modules the trace saw decide
         (`fresh`, the training modules the trace did not sample, is what exploration
-        may add)."""
+        may add). With --check-packages the check set is drawn from those packages only
+        and their modules are never searched nor explored."""
         deciding = sorted(m for m in train if any(
             len(t.actions) for t in cache.trajectories.get(m, ())))
         if not deciding:
@@ -173,9 +179,24 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         pick = np.random.default_rng([self.args.seed, 1])
         order = [deciding[i] for i in pick.permutation(len(deciding))]
         a = self.args
+        held = {p for p in a.check_packages.split(",") if p}
+        fresh = sorted(m for m in train if m not in cache.trajectories)
+        if held:
+            known = {package_of(m) for m in train}
+            if not held <= known:
+                raise ValueError(f"--check-packages: no training module of "
+                                 f"{', '.join(sorted(held - known))}")
+            pool_check = [m for m in order if package_of(m) in held]
+            order = [m for m in order if package_of(m) not in held]
+            fresh = [m for m in fresh if package_of(m) not in held]
+            if not pool_check or not order:
+                raise ValueError("--check-packages leaves no deciding module to check or "
+                                 "to search")
+            self.fresh = fresh
+            return order[:a.search_modules], pool_check[:a.check_modules]
         n_check = min(a.check_modules, len(order) // 3)
         n_search = min(a.search_modules, len(order) - n_check)
-        self.fresh = sorted(m for m in train if m not in cache.trajectories)
+        self.fresh = fresh
         return order[:n_search], order[n_search:n_search + n_check]
 
     def run(self) -> int:

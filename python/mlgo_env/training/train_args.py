@@ -70,6 +70,10 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "mean per-module reward)")
     p.add_argument("--search-modules", type=int, default=200)
     p.add_argument("--check-modules", type=int, default=100)
+    p.add_argument("--check-packages", default="",
+                   help="comma-separated packages (a module's first path component) whose "
+                        "modules are only used to check and select, never searched or "
+                        "explored: selection then measures transfer to other packages")
     p.add_argument("--validate-every", type=int, default=0,
                    help="also report the incumbent on the validation modules every K rounds "
                         "(report only, never used to choose; 0: at the end only)")

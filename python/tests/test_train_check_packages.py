@@ -1,0 +1,48 @@
+"""--check-packages: the check modules come from the named packages only, and those
+packages are never searched nor explored (selection then measures transfer)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from mlgo_env.training.train import Trainer, package_of, parse_args
+
+
+def trainer(*extra):
+    return Trainer(parse_args(["--problem=inlining", "--corpus=c", "--output=o",
+                               "--minutes=1", *extra]))
+
+
+def cache_of(modules, deciding):
+    decided = SimpleNamespace(actions=[0, 1])
+    return SimpleNamespace(trajectories={m: [decided] for m in modules if m in deciding})
+
+
+MODULES = [f"{p}/m{i}.o" for p in ("zlib", "lz4", "pcre2", "xz") for i in range(6)]
+
+
+def test_check_modules_come_only_from_the_named_packages():
+    t = trainer("--check-packages=pcre2,xz", "--check-modules=5")
+    traced = set(MODULES[::2])  # the trace saw half of each package
+    search, check = t.choose_modules(cache_of(MODULES, traced), MODULES)
+    assert len(check) == 5 and {package_of(m) for m in check} <= {"pcre2", "xz"}
+    assert {package_of(m) for m in search} == {"zlib", "lz4"}
+    assert set(search) == {m for m in traced if package_of(m) in ("zlib", "lz4")}
+    # Exploration only ever adds untraced modules of the searched packages.
+    assert t.fresh and {package_of(m) for m in t.fresh} == {"zlib", "lz4"}
+
+
+def test_without_the_flag_check_modules_are_drawn_from_every_package():
+    t = trainer("--check-modules=4")
+    search, check = t.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+    assert len(check) == 4 and not set(check) & set(search)
+    assert len(search) == len(MODULES) - 4
+
+
+def test_an_unknown_or_exhausting_package_list_is_refused():
+    with pytest.raises(ValueError, match="no training module of nosuch"):
+        trainer("--check-packages=nosuch").choose_modules(cache_of(MODULES, set(MODULES)),
+                                                          MODULES)
+    every = "--check-packages=zlib,lz4,pcre2,xz"
+    with pytest.raises(ValueError, match="leaves no deciding module"):
+        trainer(every).choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
