@@ -111,12 +111,11 @@ void Episode::fillObservation(StepResult& result) const {
   size_t total = 0;
   for (size_t i : bound.visibleFeatures())
     total += features[i].byteSize();
-  out.bytes.resize(total);
-  std::byte* dst = out.bytes.data();
-  for (size_t i : bound.visibleFeatures()) {
-    std::memcpy(dst, current_.tensors[i].data(), current_.tensors[i].size());
-    dst += current_.tensors[i].size();
-  }
+  // Appended, not resized then copied over: no zero-filling on every step.
+  out.bytes.clear();
+  out.bytes.reserve(total);
+  for (size_t i : bound.visibleFeatures())
+    out.bytes.insert(out.bytes.end(), current_.tensors[i].begin(), current_.tensors[i].end());
   result.reward = 0;
   result.terminated = false;
   result.truncated = false;

@@ -327,11 +327,15 @@ public:
   }
 
 private:
+  static constexpr unsigned kIoThreads = 1;
   ServerOptions options_;
-  asio::io_context io_;
+  // Concurrency hint 1: one thread runs the context (kIoThreads), so work it
+  // posts to itself goes to its private queue, without the lock and without
+  // interrupting epoll (an epoll_ctl and an extra epoll_wait on every step
+  // otherwise). Workers still post from their threads, under the lock.
+  asio::io_context io_{static_cast<int>(kIoThreads)};
   Dispatcher dispatcher_;
   FairExecutor executor_;
-  static constexpr unsigned kIoThreads = 1;
   Connection::Strand serverStrand_;
   asio::signal_set signals_;
   std::optional<tcp::acceptor> tcpAcceptor_;

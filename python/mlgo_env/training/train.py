@@ -79,6 +79,7 @@ from .train_imitation import ImitationMethod
 from .train_margin import MarginMethod
 from .train_network import NetworkMethod
 from ..trace_log import Trace, read_trace
+from .tolerant import TolerantPlayer
 from .training_setup import (env_factory, find_mlgo_env, refuse_evaluation_corpus,
                              split_modules)
 
@@ -230,7 +231,7 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         seed_from_trace(cache, trace, csv_path, train)
         search, check = self.choose_modules(cache, train)
         self.log(f"search on {len(search)} training modules, check on {len(check)}")
-        with contextlib.nullcontext(self.runner) as pool:
+        with contextlib.nullcontext(TolerantPlayer(self.runner, self.log)) as pool:
             if a.method in ("classifier", "imitation"):
                 best = self.network(pool, cache, search, check, val, self.fresh, ckpt, state)
             else:
@@ -241,6 +242,11 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
             t = time.monotonic()
             val_results = pool.play([(m, ep.policy_decider(best)) for m in val])
             self.clock.account(val_results, 0, time.monotonic() - t, 0.0, "evaluation")
+            failed = pool.failures
+        if failed:
+            self.log(f"{failed} episode(s) failed and were scored as twice the default size "
+                     f"({len(pool.failed_modules)} module(s): "
+                     f"{', '.join(sorted(pool.failed_modules)[:5])})")
         self.finish(best, val_results, train, val, search, check)
         return 0
 
