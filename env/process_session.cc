@@ -59,8 +59,6 @@ private:
   Result<std::optional<SessionEvent>> pull(Observation& observation, bool wait);
   Status waitForStream(support::Clock::time_point since);
   Status readStream(bool exited);
-  /// Reads until the fifo is empty or ended; never waits.
-  Status drainStream();
   /// Kills the compiler and makes the session failed with `error`. With
   /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
   /// moment to exit, so its exit status can explain the failure.
@@ -218,15 +216,6 @@ Result<std::optional<SessionEvent>> ProcessSession::tryNext(Observation& observa
   return pull(observation, /*wait=*/false);
 }
 
-Status ProcessSession::drainStream() {
-  for (;;) {
-    uint64_t before = bytesReceived_;
-    MLGO_TRY(readStream(/*exited=*/false));
-    if (streamEnded_ || bytesReceived_ == before)
-      return Status::success();
-  }
-}
-
 Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observation, bool wait) {
   if (failed_)
     return *failed_;
@@ -243,7 +232,9 @@ Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observatio
     auto next = requests_.advance(observation);
     if (next.ok() && *next == detail::RequestStream::Next::kNeedMore && !streamEnded_) {
       uint64_t before = bytesReceived_;
-      auto st = wait ? waitForStream(since) : drainStream();
+      // Not waiting: one read, then parse; a read that would return EAGAIN
+      // after a complete request is a system call per step for nothing.
+      auto st = wait ? waitForStream(since) : readStream(/*exited=*/false);
       if (st.ok() && !wait && bytesReceived_ == before && !streamEnded_) {
         waitingSince_ = since; // Still waiting; charged when the request comes.
         return std::optional<SessionEvent>();
