@@ -28,6 +28,20 @@ void writeAction(llvm::json::OStream& json, const env::ActionValue& action) {
     json.value(std::get<double>(action));
 }
 
+/// The step's observation cut back into its tensors (spec order).
+std::vector<std::span<const std::byte>> visibleTensors(const env::StepResult& step,
+                                                       const env::EnvironmentDescription& d) {
+  std::vector<std::span<const std::byte>> tensors;
+  tensors.reserve(d.observationSpecs.size());
+  std::span<const std::byte> bytes(step.observation.bytes);
+  for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
+    size_t at = d.observationOffsets[i], size = d.observationSpecs[i].byteSize();
+    if (at + size <= bytes.size())
+      tensors.push_back(bytes.subspan(at, size));
+  }
+  return tensors;
+}
+
 } // namespace
 
 bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
@@ -39,14 +53,7 @@ bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
       std::signbit(step.reward) || (step.defaultAction && !action) ||
       !plainJsonText(step.observation.context) || !plainJsonText(d.defaultActionSource))
     return false;
-  std::vector<std::span<const std::byte>> tensors;
-  tensors.reserve(d.observationSpecs.size());
-  const auto& bytes = step.observation.bytes;
-  for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
-    size_t at = d.observationOffsets[i], size = d.observationSpecs[i].byteSize();
-    if (at + size <= bytes.size())
-      tensors.push_back(std::span<const std::byte>(bytes).subspan(at, size));
-  }
+  auto tensors = visibleTensors(step, d);
   out += "{\"observation\":";
   writer.append(out, tensors, encoding);
   out += ",\"reward\":0,\"terminated\":false,\"truncated\":false,\"info\":{\"context\":\"";
@@ -80,14 +87,7 @@ std::string generalStepJson(const env::StepResult& step, const env::EnvironmentD
     if (ended) {
       json.value(nullptr);
     } else {
-      std::vector<std::span<const std::byte>> tensors;
-      tensors.reserve(d.observationSpecs.size());
-      const auto& bytes = step.observation.bytes;
-      for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
-        size_t at = d.observationOffsets[i], size = d.observationSpecs[i].byteSize();
-        if (at + size <= bytes.size())
-          tensors.push_back(std::span<const std::byte>(bytes).subspan(at, size));
-      }
+      auto tensors = visibleTensors(step, d);
       json.rawValue([&](llvm::raw_ostream& os) {
         std::string obs;
         protocol::appendObservationJson(obs, visible, tensors, encoding);
