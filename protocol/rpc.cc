@@ -1,6 +1,8 @@
 //===- protocol/rpc.cc - the agent protocol's JSON-RPC codec --------------===//
 #include "mlgo/protocol/rpc.h"
 
+#include "compact_step.h"
+
 #include "json_util.h"
 
 #include <llvm/Support/raw_ostream.h>
@@ -212,73 +214,9 @@ Id Id::of(const llvm::json::Value& value) {
   return Id{write([&](llvm::json::OStream& json) { json.value(copy); })};
 }
 
-namespace {
-
-/// Consumes `literal` at the front of `text`.
-bool eat(std::string_view& text, std::string_view literal) {
-  if (!text.starts_with(literal))
-    return false;
-  text.remove_prefix(literal.size());
-  return true;
-}
-
-/// Consumes a non-negative JSON integer of at most 18 digits (no leading
-/// zero): what the general parser reads as the same int64.
-std::optional<std::string_view> eatInteger(std::string_view& text) {
-  size_t n = 0;
-  while (n < text.size() && n < 19 && text[n] >= '0' && text[n] <= '9')
-    ++n;
-  if (n == 0 || n > 18 || (n > 1 && text[0] == '0'))
-    return std::nullopt;
-  auto digits = text.substr(0, n);
-  text.remove_prefix(n);
-  return digits;
-}
-
-int64_t digitsValue(std::string_view digits) {
-  int64_t value = 0;
-  for (char c : digits)
-    value = value * 10 + (c - '0');
-  return value;
-}
-
-/// The request our clients send on every step, in their exact compact form:
-/// {"jsonrpc":"2.0","id":N,"method":"M","params":{"episode":E,"action":A}}
-/// with non-negative integers and a lowercase method. Decoded without the
-/// JSON parser (its cost dominated a step's); anything else, nullopt, and
-/// the general path decodes it to the same Request.
-std::optional<Request> decodeStepFast(std::string_view text) {
-  if (!eat(text, R"({"jsonrpc":"2.0","id":)"))
-    return std::nullopt;
-  auto id = eatInteger(text);
-  if (!id || !eat(text, R"(,"method":")"))
-    return std::nullopt;
-  size_t m = 0;
-  while (m < text.size() && ((text[m] >= 'a' && text[m] <= 'z') || text[m] == '_'))
-    ++m;
-  std::string_view method = text.substr(0, m);
-  text.remove_prefix(m);
-  if (method.empty() || !eat(text, R"(","params":{"episode":)"))
-    return std::nullopt;
-  auto episode = eatInteger(text);
-  if (!episode || !eat(text, R"(,"action":)"))
-    return std::nullopt;
-  auto action = eatInteger(text);
-  if (!action || text != "}}")
-    return std::nullopt;
-  Request request;
-  request.id = Id{std::string(*id)};
-  request.method = std::string(method);
-  request.params.try_emplace("episode", digitsValue(*episode));
-  request.params.try_emplace("action", digitsValue(*action));
-  return request;
-}
-
-} // namespace
-
 Line decodeLine(std::string_view text, size_t maxBatch, size_t maxDepth) {
   Line line;
-  if (auto fast = decodeStepFast(text)) {
+  if (auto fast = detail::decodeCompactStep(text)) {
     line.items.push_back(std::move(*fast));
     return line;
   }

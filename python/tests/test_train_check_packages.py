@@ -5,7 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from mlgo_env.training.train import Trainer, package_of, parse_args
+from mlgo_env.training.module_sets import package_of
+from mlgo_env.training.train import Trainer, parse_args
 
 
 def trainer(*extra):

@@ -72,6 +72,7 @@ from ..cluster.trace import run_trace
 from ..policies.margin_policy import MarginSpace, fit_margin_cv, make_space, space_of
 from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
 from .baselines import no_inline_policy, parse_shifts, shift_policy
+from .module_sets import choose_modules
 from .replay import ReplayCache, seed_from_trace
 from .search import CoordinateSearch, ElitistES, objective
 from .train_args import parse_args as _parse_args
@@ -86,11 +87,6 @@ from .training_setup import (env_factory, find_mlgo_env, refuse_evaluation_corpu
 
 def parse_args(argv: Sequence[str] | None):
     return _parse_args(argv, __doc__)
-
-
-def package_of(module: str) -> str:
-    """The package a corpus module belongs to: its first path component."""
-    return module.split("/", 1)[0]
 
 
 class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
@@ -168,37 +164,13 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
 
     def choose_modules(self, cache: ReplayCache, train: list[str]
                        ) -> tuple[list[str], list[str]]:
-        """(search, check): disjoint fixed sets of training modules the trace saw decide
-        (`fresh`, the training modules the trace did not sample, is what exploration
-        may add). With --check-packages the check set is drawn from those packages only
-        and their modules are never searched nor explored."""
-        deciding = sorted(m for m in train if any(
-            len(t.actions) for t in cache.trajectories.get(m, ())))
-        if not deciding:
-            raise ValueError("no training module in the trace makes an inlining decision")
-        # Its own generator: the same sets when a run is resumed.
-        pick = np.random.default_rng([self.args.seed, 1])
-        order = [deciding[i] for i in pick.permutation(len(deciding))]
+        """(search, check) for this run (mlgo_env.training.module_sets); `fresh` (what
+        exploration may add) is kept on the trainer."""
         a = self.args
-        held = {p for p in a.check_packages.split(",") if p}
-        fresh = sorted(m for m in train if m not in cache.trajectories)
-        if held:
-            known = {package_of(m) for m in train}
-            if not held <= known:
-                raise ValueError(f"--check-packages: no training module of "
-                                 f"{', '.join(sorted(held - known))}")
-            pool_check = [m for m in order if package_of(m) in held]
-            order = [m for m in order if package_of(m) not in held]
-            fresh = [m for m in fresh if package_of(m) not in held]
-            if not pool_check or not order:
-                raise ValueError("--check-packages leaves no deciding module to check or "
-                                 "to search")
-            self.fresh = fresh
-            return order[:a.search_modules], pool_check[:a.check_modules]
-        n_check = min(a.check_modules, len(order) // 3)
-        n_search = min(a.search_modules, len(order) - n_check)
-        self.fresh = fresh
-        return order[:n_search], order[n_search:n_search + n_check]
+        search, check, self.fresh = choose_modules(
+            cache.trajectories, train, a.seed, a.search_modules, a.check_modules,
+            {p for p in a.check_packages.split(",") if p})
+        return search, check
 
     def run(self) -> int:
         a = self.args
