@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <type_traits>
 
 namespace mlgo::env {
 namespace {
@@ -26,33 +25,18 @@ constexpr int kMaxRecoveredCount = 1024;
 /// integer (the values themselves when none does).
 std::vector<double> recoverCounts(std::span<const float> values) {
   std::vector<double> raw(values.begin(), values.end());
-  // Zeros (and non-finite values, read as 0) are integral at every M: only
-  // the other values decide it. One step runs this on every observation.
-  double nonZero[64];
-  size_t count = 0;
-  bool any = false, fits = true;
-  for (double v : raw) {
-    if (!std::isfinite(v) || v == 0)
-      continue;
-    any = any || v > 0;
-    if (count < std::size(nonZero))
-      nonZero[count++] = v;
-    else
-      fits = false;
-  }
+  bool any = false;
+  for (double v : raw)
+    any = any || (std::isfinite(v) && v > 0);
   if (!any)
     return raw;
-  std::span<const double> deciding(nonZero, count);
-  std::vector<double> many;
-  if (!fits) {
-    for (double v : raw)
-      if (std::isfinite(v) && v != 0)
-        many.push_back(v);
-    deciding = many;
-  }
   for (int m = 1; m <= kMaxRecoveredCount; ++m) {
     bool integral = true;
-    for (double v : deciding) {
+    for (double v : raw) {
+      // Zeros (and non-finite values, read as 0) are integral at every M:
+      // skipped, they cost nothing on the step's hot path.
+      if (!std::isfinite(v) || v == 0)
+        continue;
       double scaled = v * m;
       if (std::abs(scaled - std::round(scaled)) > 1e-3) {
         integral = false;
@@ -162,47 +146,35 @@ Result<DefaultEvictionPolicy> DefaultEvictionPolicy::create(const protocol::LogH
 
 EvictionColumns
 DefaultEvictionPolicy::columns(std::span<const std::span<const std::byte>> tensors) const {
-  // One switch on the element type per feature, not one per element.
-  auto load = [&](size_t feature, auto& out) {
+  std::vector<double> values(columns_);
+  auto read = [&](size_t feature) {
     const Feature& f = features_[feature];
-    out.resize(columns_);
-    const std::byte* data = tensors[f.index].data();
-    auto convert = [&]<typename T>(T) {
-      for (size_t i = 0; i < columns_; ++i) {
-        auto value = protocol::loadElement<T>(data, i);
-        using Out = std::decay_t<decltype(out[0])>;
-        if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<T>) {
-          // Flags and small counts; anything else reads as 0 (no UB on a cast).
-          double d = value;
-          out[i] = std::isfinite(d) && std::abs(d) < 1e18 ? static_cast<Out>(d) : 0;
-        } else if constexpr (std::is_integral_v<Out> && sizeof(T) == 8) {
-          double d = static_cast<double>(value); // As elementAsDouble reads it.
-          out[i] = std::abs(d) < 1e18 ? static_cast<Out>(d) : 0;
-        } else {
-          out[i] = static_cast<Out>(static_cast<double>(value)); // As elementAsDouble.
-        }
-      }
-    };
-    switch (f.spec.type()) {
-    case protocol::ElementType::kFloat: convert(float{}); break;
-    case protocol::ElementType::kDouble: convert(double{}); break;
-    case protocol::ElementType::kInt8: convert(int8_t{}); break;
-    case protocol::ElementType::kUInt8: convert(uint8_t{}); break;
-    case protocol::ElementType::kInt16: convert(int16_t{}); break;
-    case protocol::ElementType::kUInt16: convert(uint16_t{}); break;
-    case protocol::ElementType::kInt32: convert(int32_t{}); break;
-    case protocol::ElementType::kUInt32: convert(uint32_t{}); break;
-    case protocol::ElementType::kInt64: convert(int64_t{}); break;
-    case protocol::ElementType::kUInt64: convert(uint64_t{}); break;
+    protocol::elementsAsDouble(f.spec.type(), tensors[f.index].data(), values);
+  };
+  auto integers = [&](size_t feature) {
+    read(feature);
+    std::vector<int64_t> out(columns_);
+    for (size_t i = 0; i < columns_; ++i) {
+      double value = values[i];
+      // Flags and small counts; anything else reads as 0 (no UB on a cast).
+      out[i] = std::isfinite(value) && std::abs(value) < 1e18 ? static_cast<int64_t>(value) : 0;
     }
+    return out;
+  };
+  auto floats = [&](size_t feature) {
+    read(feature);
+    std::vector<float> out(columns_);
+    for (size_t i = 0; i < columns_; ++i)
+      out[i] = static_cast<float>(values[i]);
+    return out;
   };
   EvictionColumns c;
-  load(0, c.mask);
-  load(1, c.isHint);
-  load(2, c.isLocal);
-  load(3, c.brokenHints);
-  load(4, c.urgent);
-  load(5, c.weight);
+  c.mask = integers(0);
+  c.isHint = integers(1);
+  c.isLocal = integers(2);
+  c.brokenHints = floats(3);
+  c.urgent = floats(4);
+  c.weight = floats(5);
   return c;
 }
 

@@ -1,11 +1,11 @@
 //===- protocol/observation_codec.cc - tensors as agent JSON --------------===//
 #include "mlgo/protocol/observation_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
-#include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 
 namespace mlgo::protocol {
 namespace {
@@ -23,14 +23,6 @@ constexpr std::array<char, 8192> kBase64Pairs = [] {
   }
   return pairs;
 }();
-
-/// True when `name` needs no JSON escaping (clang's feature names never do).
-bool plainJsonKey(std::string_view name) {
-  for (char c : name)
-    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
-      return false;
-  return true;
-}
 
 template <typename T> void appendFloating(std::string& out, T value) {
   if (std::isnan(value)) {
@@ -112,17 +104,14 @@ namespace {
 /// are identifiers; this is defence).
 std::string jsonKey(std::string_view name) {
   std::string key = "\"";
-  if (plainJsonKey(name))
-    key.append(name);
-  else
-    for (char c : name) {
-      if (c == '"' || c == '\\')
-        key += '\\';
-      if (static_cast<unsigned char>(c) < 0x20)
-        key += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-      else
-        key += c;
-    }
+  for (char c : name) {
+    if (c == '"' || c == '\\')
+      key += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      key += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    else
+      key += c;
+  }
   key += "\":";
   return key;
 }

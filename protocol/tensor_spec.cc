@@ -118,30 +118,33 @@ void TensorSpec::appendJson(std::string& out) const {
   detail::writeSpec(json, *this);
 }
 
-double elementAsDouble(ElementType type, const std::byte* data, size_t index) {
+
+namespace {
+template <typename T> void widen(const std::byte* data, std::span<double> out) {
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<double>(loadElement<T>(data, i));
+}
+} // namespace
+
+void elementsAsDouble(ElementType type, const std::byte* data, std::span<double> out) {
   switch (type) {
-  case ElementType::kFloat:
-    return loadElement<float>(data, index);
-  case ElementType::kDouble:
-    return loadElement<double>(data, index);
-  case ElementType::kInt8:
-    return loadElement<int8_t>(data, index);
-  case ElementType::kUInt8:
-    return loadElement<uint8_t>(data, index);
-  case ElementType::kInt16:
-    return loadElement<int16_t>(data, index);
-  case ElementType::kUInt16:
-    return loadElement<uint16_t>(data, index);
-  case ElementType::kInt32:
-    return loadElement<int32_t>(data, index);
-  case ElementType::kUInt32:
-    return loadElement<uint32_t>(data, index);
-  case ElementType::kInt64:
-    return static_cast<double>(loadElement<int64_t>(data, index));
-  case ElementType::kUInt64:
-    return static_cast<double>(loadElement<uint64_t>(data, index));
+  case ElementType::kFloat: return widen<float>(data, out);
+  case ElementType::kDouble: return widen<double>(data, out);
+  case ElementType::kInt8: return widen<int8_t>(data, out);
+  case ElementType::kUInt8: return widen<uint8_t>(data, out);
+  case ElementType::kInt16: return widen<int16_t>(data, out);
+  case ElementType::kUInt16: return widen<uint16_t>(data, out);
+  case ElementType::kInt32: return widen<int32_t>(data, out);
+  case ElementType::kUInt32: return widen<uint32_t>(data, out);
+  case ElementType::kInt64: return widen<int64_t>(data, out);
+  case ElementType::kUInt64: return widen<uint64_t>(data, out);
   }
-  return 0;
+}
+
+double elementAsDouble(ElementType type, const std::byte* data, size_t index) {
+  double value = 0;
+  elementsAsDouble(type, data + index * elementSize(type), std::span(&value, 1));
+  return value;
 }
 
 namespace {

@@ -36,8 +36,6 @@ Result<std::optional<TensorEncoding>> encodingParam(const llvm::json::Object& pa
   return std::optional<TensorEncoding>(*encoding);
 }
 
-
-
 } // namespace
 
 // --- ConnectionEpisodes ---------------------------------------------------
@@ -121,9 +119,10 @@ size_t ConnectionEpisodes::size() const {
 Dispatcher::Dispatcher(env::Environment& environment, DispatcherOptions options)
     : environment_(environment), options_(options) {
   const auto& d = environment_.describe();
-  visible_.features = d.observationSpecs;
-  visible_.advice = d.actionSpec;
-  writer_ = protocol::ObservationJsonWriter(visible_);
+  protocol::LogHeader visible;
+  visible.features = d.observationSpecs;
+  visible.advice = d.actionSpec;
+  writer_ = protocol::ObservationJsonWriter(std::move(visible));
   llvm::raw_string_ostream stream(describeJson_);
   llvm::json::OStream json(stream);
   auto specJson = [&](const protocol::TensorSpec& spec) {
@@ -446,7 +445,7 @@ std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding enc
   // Most replies: written straight, byte for byte what the general path writes.
   if (!reset && appendIntermediateStepJson(out, step, environment_.describe(), writer_, encoding))
     return out;
-  return generalStepJson(step, environment_.describe(), visible_, encoding, reset);
+  return generalStepJson(step, environment_.describe(), writer_.header(), encoding, reset);
 }
 
 } // namespace mlgo::server

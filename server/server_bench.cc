@@ -169,20 +169,6 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-/// CPU seconds (user + system) a process has used so far.
-double cpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  auto fields = text.substr(text.rfind(')') + 2);
-  std::istringstream words(fields);
-  std::string skip;
-  for (int i = 0; i < 11; ++i) // fields 3..13
-    words >> skip;
-  double utime = 0, stime = 0;
-  words >> utime >> stime;
-  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 /// Extra words before the server's command line, from MLGO_BENCH_LAUNCHER
 /// (e.g. "valgrind --tool=callgrind --callgrind-out-file=/tmp/srv.%p"): how
 /// the server's instructions per step are counted.
@@ -284,7 +270,7 @@ void benchProblem(const Setup& setup, int episodes) {
     std::exit(1);
   }
   auto client = server.connect();
-  double serverCpuBefore = cpuSeconds(server.pid());
+  double serverCpuBefore = cpuNanos(server.pid());
   std::vector<double> perStep, roundTrips;
   StepSizes sizes;
   sizes.observation = fake.streamBytes / std::max(1, fake.observations);
@@ -334,7 +320,8 @@ void benchProblem(const Setup& setup, int episodes) {
     intermediateNanos += cpuAtLastReply - cpuAtFirstStep;
     perStep.push_back(seconds / static_cast<double>(steps) * 1e6);
   }
-  double serverCpu = cpuSeconds(server.pid()) - serverCpuBefore;
+  double serverCpu = (cpuNanos(server.pid()) - serverCpuBefore) / 1e9;
+  double intermediateMicros = intermediateNanos / 1e3 / static_cast<double>(roundTrips.size());
   std::sort(perStep.begin(), perStep.end());
   std::printf("%s: server process CPU time (its own, without the compiler): %.1f us per step "
               "(resets included)\n",
@@ -342,8 +329,7 @@ void benchProblem(const Setup& setup, int episodes) {
   std::printf("%s: server CPU per intermediate step (all its threads, schedstat; the steps "
               "before an episode's last, whose reply needs no compile end nor scoring): %.1f us "
               "over %zu steps (target <= 30 us)\n",
-              setup.problem.c_str(), intermediateNanos / 1e3 / static_cast<double>(roundTrips.size()),
-              roundTrips.size());
+              setup.problem.c_str(), intermediateMicros, roundTrips.size());
   std::printf("%s: C++ client over a Unix socket: %d episodes, %llu steps, median %.1f us per "
               "step round trip (min %.1f, max %.1f), %.0f steps/s overall (final steps, which "
               "wait for the compile to end and be scored, included)\n",
@@ -356,7 +342,7 @@ void benchProblem(const Setup& setup, int episodes) {
   std::printf("%s: the relay process's CPU per round trip, the floor for a host's: %.1f us; "
               "server/relay CPU %.2fx\n",
               setup.problem.c_str(), relayCpu,
-              intermediateNanos / 1e3 / static_cast<double>(roundTrips.size()) / relayCpu);
+              intermediateMicros / relayCpu);
   double serverTrip = median(roundTrips), relayTrip = median(relay);
   std::printf("%s: step round trip (intermediate steps, no parsing timed): server median %.1f us "
               "over %zu; three-process pipe relay (request %zu B, advice %zu B, observation %zu "

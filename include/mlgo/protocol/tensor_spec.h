@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,9 @@ template <typename T> T loadElement(const std::byte* data, size_t index) {
 /// Element `index` of a tensor of type `type`, widened to double (int64
 /// values beyond 2^53 lose precision; use loadElement for exact reads).
 double elementAsDouble(ElementType type, const std::byte* data, size_t index);
+/// elementAsDouble of elements 0 .. out.size()-1 into `out`, the type
+/// dispatched once for them all (a hot path reads whole tensors).
+void elementsAsDouble(ElementType type, const std::byte* data, std::span<double> out);
 
 /// Appends element `index` in its natural text form (integers exactly;
 /// floating point with enough digits to round-trip).

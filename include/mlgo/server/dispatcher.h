@@ -176,8 +176,8 @@ private:
   env::Environment& environment_;
   DispatcherOptions options_;
   std::string describeJson_;    ///< Computed once.
-  protocol::LogHeader visible_; ///< The observation specs as a header.
-  protocol::ObservationJsonWriter writer_{protocol::LogHeader{}}; ///< Of visible_.
+  /// Writes observations; its header() is the observation specs as a header.
+  protocol::ObservationJsonWriter writer_{protocol::LogHeader{}};
 };
 
 } // namespace mlgo::server
