@@ -63,3 +63,27 @@ def test_greedy_rounds_only_keep_what_shrinks_and_replay_exactly(pool):
     flips = sum(int(np.sum(np.asarray(s.best.actions) != np.asarray(s.best.defaults)))
                 for s in searches)
     assert int((labels.rewards > 0).sum()) == flips
+
+
+def test_searches_from_a_constant_shift_flip_that_shift(pool):
+    """With a base shift the empty group plays exactly the shift baseline, and a group
+    flips the shift's decisions at its callee's call sites."""
+    from mlgo_env.training.baselines import shift_policy
+    p, corpus, names = pool
+    modules = ep.corpus_modules(corpus)[:8]
+    searches, played = gf.start(p, modules, names, shift=-20.0)
+    assert searches and all(s.shift == -20.0 for s in searches)
+    baseline = p.play([(m, ep.policy_decider(shift_policy("inlining", -20.0)))
+                       for m in modules])
+    assert [r.policy_score for r in played] == [r.policy_score for r in baseline]
+    moved = [s for s in searches if s.best.actions != s.best.defaults]
+    assert moved, "shift -20 decides as the default on every demo module"
+    s = max(searches, key=lambda s: len(s.best.keys))
+    key = s.best.keys[0]
+    player = gf.GroupPlayer(names, frozenset([key]), -20.0)
+    p.play([(s.module, player)])
+    base = gf.GroupPlayer(names, frozenset(), -20.0)
+    p.play([(s.module, base)])
+    first = player.keys.index(key)
+    assert player.actions[first] != base.actions[first]
+    assert player.actions[:first] == base.actions[:first]

@@ -89,3 +89,32 @@ def test_imitation_learns_from_grouped_flip_searches(explored, tmp_path):
     meta = json.loads(open(policy).read())["metadata"]
     assert meta["labels"]["method"] == "imitation" and meta["labels"]["collected"] > 0
     assert "grouped flips:" in proc.stdout and "check modules, learned" in proc.stdout
+
+
+def test_residual_starts_from_the_best_constant_shift(explored, tmp_path):
+    """--method=residual: the base shift is chosen on the search modules, the grouped
+    searches start from it, and the result passes the same selection; a result that is
+    the base shift itself is named as that baseline, never as learned."""
+    exe, corpus = demo_corpus()
+    trace = explored[3]
+    policy = tmp_path / "residual.json"
+    proc = run_module("mlgo_env.train", "--problem=inlining", f"--corpus={corpus}",
+                      f"--output={policy}", "--minutes=0.5", "--workers=2", "--seed=5",
+                      "--method=residual", "--search-modules=6", "--check-modules=3",
+                      "--flip-share=0.5", "--report-seconds=5", "--baseline-shifts=20",
+                      "--base-shifts=-20,20", f"--trace={trace}",
+                      f"--cache-dir={tmp_path / 'cache'}")
+    history = json.loads(open(str(policy) + ".history.json").read())
+    base = next(h for h in history if h.get("phase") == "base")
+    assert base["shift"] in (0.0, -20.0, 20.0)
+    assert base[f"shift {base['shift']:+g}"] == max(
+        base[k] for k in ("shift +0", "shift -20", "shift +20"))
+    assert f"grouped-flip searches from " in proc.stdout
+    assert "residual network fitted on" in proc.stdout
+    meta = json.loads(open(policy).read())["metadata"]
+    sel = meta["selection"]
+    chosen = sel["chosen"]
+    assert all(sel[chosen]["score"] >= v["score"] for k, v in sel.items()
+               if isinstance(v, dict))
+    if chosen == "learned":
+        assert "beats every one-number baseline" in proc.stdout

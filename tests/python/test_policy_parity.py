@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"
 import numpy as np  # noqa: E402
 
 from mlgo_env.policies.policy import Layer, Policy, new_policy, save_policy  # noqa: E402
+from mlgo_env.policies.residual_policy import ResidualSpace  # noqa: E402
 from mlgo_env.trace_log import read_observations  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
@@ -85,6 +86,10 @@ def inlining_policies(observations):
         transforms=["identity"] * 3 + ["signed-log1p"] * len(shape),
         margin={"plus": "threshold", "floor": 1.0, "minus": "cost_estimate",
                 "anchor": "inlining_default", "epsilon": 0.5})
+    # version 2: a residual margin policy (relu pass-through of the margin, then a network)
+    hidden = Layer(rng.normal(0, 1.0 / np.sqrt(n), (n, 5)), rng.normal(0, 0.3, 5), "relu")
+    space = ResidualSpace("inlining", names, mean, std, hidden)
+    policies["v2-residual"] = space.policy(np.concatenate([rng.normal(0, 15, 5), [-20.0]]))
     return policies
 
 

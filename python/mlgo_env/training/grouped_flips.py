@@ -46,11 +46,17 @@ def callee_key(obs: Any) -> str:
 
 
 class GroupPlayer:
-    """Answers clang's default, flipped where the callee's key is in `flipped`; records
-    each step's raw feature row (in `names` order), key, default and answer."""
+    """Answers clang's default (or, with `shift`, clang's anchored margin moved by that
+    constant: the baseline policy mlgo_env.training.baselines.shift_policy), flipped where
+    the callee's key is in `flipped`; records each step's raw feature row (in `names`
+    order), key, default and answer."""
 
-    def __init__(self, names: Sequence[str], flipped: frozenset[str]) -> None:
-        self.names, self.flipped = list(names), flipped
+    def __init__(self, names: Sequence[str], flipped: frozenset[str],
+                 shift: float | None = None) -> None:
+        self.names, self.flipped, self.shift = list(names), flipped, shift
+        if shift is not None:
+            self._plus, self._minus = self.names.index("threshold"), self.names.index(
+                "cost_estimate")
         self.rows: list[np.ndarray] = []
         self.keys: list[str] = []
         self.defaults: list[int] = []
@@ -63,12 +69,19 @@ class GroupPlayer:
             row[i] = (float(np.asarray(obs[name]).reshape(-1)[0]) if name in obs
                       else float(default))  # inlining_default when not a feature
         key = callee_key(obs)
-        action = 1 - default if key in self.flipped else default
+        base = default if self.shift is None else self._shifted(row, default)
+        action = 1 - base if key in self.flipped else base
         self.rows.append(row)
         self.keys.append(key)
         self.defaults.append(default)
         self.actions.append(action)
         return action
+
+    def _shifted(self, row: np.ndarray, default: int) -> int:
+        """The constant-shift policy's decision (margin_policy's anchored margin)."""
+        m = max(row[self._plus], 1.0) - row[self._minus]
+        m = max(m, 0.5) if default else min(m, -0.5)
+        return int(m + self.shift > 0.0)
 
 
 @dataclass
@@ -85,6 +98,7 @@ class ModuleSearch:
     tried: set = field(default_factory=set)
     kept: int = 0
     changed: bool = False  # its best moved since the last `take_changed`
+    shift: float | None = None  # the base policy: None for clang's default, else a shift
 
     def enqueue(self, player: GroupPlayer) -> None:
         known = self.tried | set(self.queue)
@@ -93,16 +107,18 @@ class ModuleSearch:
                 self.queue.append(k)
 
 
-def start(pool: ep.EpisodePool, modules: Sequence[str], names: Sequence[str]
-          ) -> tuple[list[ModuleSearch], list[ep.EpisodeResult]]:
-    """Plays each module's default once (recording its callees); the searches of the
-    modules that make decisions, and the results played."""
-    players = [GroupPlayer(names, frozenset()) for _ in modules]
+def start(pool: ep.EpisodePool, modules: Sequence[str], names: Sequence[str],
+          shift: float | None = None) -> tuple[list[ModuleSearch], list[ep.EpisodeResult]]:
+    """Plays each module's base policy (the default, or the constant `shift`) once,
+    recording its callees; the searches of the modules that make decisions, and the
+    results played. Groups flip the base policy's decisions."""
+    players = [GroupPlayer(names, frozenset(), shift) for _ in modules]
     results = pool.play(list(zip(modules, players)))
     out = []
     for m, p, r in zip(modules, players, results):
         if p.actions:
-            s = ModuleSearch(m, r.default_score, r.policy_score, r.reward, frozenset(), p)
+            s = ModuleSearch(m, r.default_score, r.policy_score, r.reward, frozenset(), p,
+                             shift=shift)
             s.enqueue(p)
             out.append(s)
     return out, results
@@ -119,7 +135,7 @@ def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
     for s in active:
         key = s.queue.pop(0)
         s.tried.add(key)
-        players.append(GroupPlayer(names, s.flipped ^ {key}))
+        players.append(GroupPlayer(names, s.flipped ^ {key}, s.shift))
     results = pool.play([(s.module, p) for s, p in zip(active, players)])
     for s, p, r in zip(active, players, results):
         if r.reward > s.reward + 1e-12:

@@ -26,6 +26,9 @@ trace, then an evolution-strategies search, judged on held-out modules.
    layer (mlgo_env.training.train_network). --method=imitation: the same network imitating
    the per-module best trajectories of a greedy search over grouped flips (every call site
    of one callee flipped together; mlgo_env.training.grouped_flips, train_imitation).
+   --method=residual: the best constant shift on the search modules, then a network that
+   moves clang's margin from there, imitating grouped-flip searches that start from that
+   shift (mlgo_env.policies.residual_policy, mlgo_env.training.train_residual).
    --method=coordinate / --method=es search (shift, w) of the margin policy
    (mlgo_env.training.train_margin).
    A round whose candidates were all replays compiled nothing: the search then explores
@@ -79,6 +82,7 @@ from .train_args import parse_args as _parse_args
 from .train_imitation import ImitationMethod
 from .train_margin import MarginMethod
 from .train_network import NetworkMethod
+from .train_residual import ResidualMethod
 from ..trace_log import Trace, read_trace
 from .tolerant import TolerantPlayer
 from .training_setup import (env_factory, find_mlgo_env, refuse_evaluation_corpus,
@@ -89,7 +93,7 @@ def parse_args(argv: Sequence[str] | None):
     return _parse_args(argv, __doc__)
 
 
-class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
+class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod):
     """State of one training run; `run` does it all."""
 
     def __init__(self, args: argparse.Namespace, runner: TaskRunner | None = None) -> None:
@@ -189,7 +193,7 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         trace, csv_path = self.trace()
         if state and state.get("method", "coordinate") != a.method:
             raise ValueError(f"checkpoint '{ckpt}' is of --method={state.get('method', 'coordinate')}")
-        if state and a.method in ("classifier", "imitation"):
+        if state and a.method in ("classifier", "imitation", "residual"):
             space, u0 = None, None
             self.rng.bit_generator.state = state["rng"]
             self.log(f"resuming from {ckpt} at round {state['iteration']}")
@@ -204,7 +208,7 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         search, check = self.choose_modules(cache, train)
         self.log(f"search on {len(search)} training modules, check on {len(check)}")
         with contextlib.nullcontext(TolerantPlayer(self.runner, self.log)) as pool:
-            if a.method in ("classifier", "imitation"):
+            if a.method in ("classifier", "imitation", "residual"):
                 best = self.network(pool, cache, search, check, val, self.fresh, ckpt, state)
             else:
                 best = self.margin_search(pool, cache, space, u0, search, check, val, ckpt,
@@ -232,7 +236,7 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         if temp is None and not a.remote and os.access("/dev/shm", os.W_OK):
             temp = "/dev/shm"
         # Grouped flips name a callee by its IR2Vec embedding (train_imitation).
-        vocab = "default" if a.method == "imitation" else None
+        vocab = "default" if a.method in ("imitation", "residual") else None
         return env_factory(a.problem, a.corpus, a.remote, a.cache_dir, temp, vocab)
 
     def record_round(self, es: CoordinateSearch | ElitistES, iteration: int,
@@ -276,7 +280,9 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         baseline wins)."""
         a = self.args
         shifts = parse_shifts(a.baseline_shifts)
-        named = ([("learned", best)]
+        # The residual method's first incumbent is its base shift: not learned.
+        first = str(best.metadata.get("baseline") or "learned")
+        named = ([(first, best)]
                  + [(f"constant shift {s:+g}", shift_policy(a.problem, s)) for s in shifts]
                  + [("no optional inline", no_inline_policy(a.problem))])
         table, played = cache.evaluate(pool, [p for _, p in named], check)
@@ -291,7 +297,7 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
                      f"{s['total_change'] * 100:+.2f}%, mean reward {s['reward_mean']:+.5f}")
         winner = max(range(len(named)), key=lambda i: (rows[named[i][0]]["score"], i == 0))
         name, policy = named[winner]
-        if winner:
+        if winner or first != "learned":
             self.log(f"the learned policy does not beat {name} on the check modules: the "
                      f"result is {name}")
             policy.metadata.update({k: v for k, v in best.metadata.items()
@@ -309,7 +315,8 @@ class Trainer(NetworkMethod, ImitationMethod, MarginMethod):
         classifier's flips are in OUTPUT.flips.npz)."""
         state = {"es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
                  "history": self.history, "rng": self.rng.bit_generator.state,
-                 "warm": warm.to_json(), "method": self.args.method}
+                 "warm": warm.to_json(), "method": self.args.method,
+                 "base_shift": self.base_shift}
         if getattr(self, "u_fit", None) is not None:
             state["u_fit"] = np.asarray(self.u_fit).tolist()
         report.save_checkpoint(path, state)

@@ -33,13 +33,17 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "decision (mlgo_env.policies.margin_policy)")
     p.add_argument("--sigma", type=float, default=10.0,
                    help="typical initial step, in clang cost units (5 = one instruction)")
-    p.add_argument("--method", choices=("classifier", "imitation", "coordinate", "es"),
+    p.add_argument("--method", choices=("classifier", "imitation", "residual", "coordinate",
+                                        "es"),
                    default="classifier",
                    help="classifier: a flip classifier learned from single-flip counterfactuals, "
                         "then ES on its output layer (mlgo_env.policies.flip_classifier); "
                         "imitation: the same network imitating the per-module best "
                         "trajectories a greedy search of grouped flips found "
                         "(mlgo_env.training.grouped_flips); "
+                        "residual: a network moving clang's margin from the best constant "
+                        "shift, imitating grouped-flip searches from that shift "
+                        "(mlgo_env.training.train_residual); "
                         "coordinate: "
                         "one margin coordinate up/down per round; es: mirrored Gaussian pairs "
                         "plus a gradient step on the margin policy (mlgo_env.training.search)")
@@ -55,6 +59,14 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "shares of the search modules' default decisions (default: "
                         f"classifier {CLASSIFIER_RATES}; imitation {IMITATION_RATES}, its "
                         "labels flip a few percent of the decisions)")
+    p.add_argument("--base-shifts", default="-40,-20,-10,10,20",
+                   help="residual: the constant shifts (with the default) scored on the search "
+                        "modules; the best is where the network starts")
+    p.add_argument("--residual-scales", default="0,0.5,1,2",
+                   help="residual: the network's output scales tried before its ES (0: the "
+                        "base shift alone)")
+    p.add_argument("--temperature", type=float, default=10.0,
+                   help="residual: the logistic fit's scale in clang cost units")
     p.add_argument("--explore-batch", type=int, default=0,
                    help="episodes exploration compiles when a search round only replayed "
                         "(new single flips, new training modules; 0: 4 per worker slot)")

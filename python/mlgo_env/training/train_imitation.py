@@ -25,8 +25,8 @@ class GroupExplorer:
     """Continues the grouped searches on request (the trainer's explorer for imitation)."""
 
     def __init__(self, searches: list[gf.ModuleSearch], names: Sequence[str],
-                 fresh: Sequence[str]) -> None:
-        self.searches, self.names = searches, list(names)
+                 fresh: Sequence[str], shift: float | None = None) -> None:
+        self.searches, self.names, self.shift = searches, list(names), shift
         self.fresh = deque(fresh)
 
     def step(self, pool: ep.EpisodePool, batch: int) -> tuple[FlipSet | None, list]:
@@ -36,7 +36,7 @@ class GroupExplorer:
         compiled: list[ep.EpisodeResult] = []
         while sum(1 for s in self.searches if s.queue) < batch and self.fresh:
             take = [self.fresh.popleft() for _ in range(min(len(self.fresh), batch))]
-            started, played = gf.start(pool, take, self.names)
+            started, played = gf.start(pool, take, self.names, self.shift)
             self.searches += started
             compiled += played
         compiled += gf.greedy_round(pool, self.searches, self.names, batch)
@@ -49,16 +49,22 @@ class GroupExplorer:
 
 
 class ImitationMethod:
-    """Mixed into mlgo_env.training.train.Trainer (uses its args, clock, log, history)."""
+    """Mixed into mlgo_env.training.train.Trainer (uses its args, clock, log, history).
+    The searches flip clang's default, or, for --method=residual, the constant shift
+    `base_shift` (mlgo_env.training.train_residual)."""
+
+    base_shift: float | None = None
 
     def collect_imitation(self, pool: ep.EpisodePool, cache: ReplayCache,
                           search: list[str]) -> FlipSet:
         a = self.args
         now = time.monotonic()
         stop = now + a.flip_share * max(self.deadline - now, 0.0)
-        self.log(f"greedy grouped-flip searches on {len(search)} search modules for "
-                 f"{stop - now:.0f}s")
-        searches, played = gf.start(pool, search, cache.names)
+        base = ("clang's default" if self.base_shift is None
+                else f"constant shift {self.base_shift:+g}")
+        self.log(f"greedy grouped-flip searches from {base} on {len(search)} search modules "
+                 f"for {stop - now:.0f}s")
+        searches, played = gf.start(pool, search, cache.names, self.base_shift)
         count, seen = len(played), now
         while time.monotonic() < stop:
             results = gf.greedy_round(pool, searches, cache.names)
@@ -97,4 +103,4 @@ class ImitationMethod:
         if searches is None:  # resumed: the searches start again from the defaults
             searches = []
             fresh = list(search) + list(fresh)
-        return GroupExplorer(searches, cache.names, fresh)
+        return GroupExplorer(searches, cache.names, fresh, self.base_shift)

@@ -1,4 +1,4 @@
-"""The trainer's network methods (--method=classifier and --method=imitation): a flip
+"""The trainer's network methods (--method=classifier, imitation and residual): a flip
 classifier over every traced feature (mlgo_env.policies.flip_classifier) fitted on
 counterfactual labels, its output bias tried at several flip rates, then an elitist ES
 on its output layer scored on the search modules.
@@ -27,6 +27,7 @@ from . import train_report as report
 from ..policies import flip_classifier as fc
 from ..policies.flip_classifier import space_of as classifier_space_of
 from ..policies.policy import Policy, policy_from_json
+from ..policies.residual_policy import space_of as residual_space_of
 from .exploration import Explorer
 from .flip_search import FlipSet, collect as collect_flips
 from .replay import ReplayCache
@@ -95,14 +96,17 @@ class NetworkMethod:
         labels_path = a.output + ".flips.npz"
         if state:
             labels = FlipSet.load(labels_path)
+            self.base_shift = state.get("base_shift")
         else:
             labels = self.collect_labels(pool, cache, search)
             labels.save(labels_path)
         # The trace's default trajectories (the oldest the cache holds, before any play;
         # the cache drops its oldest past 64 per module).
         default_rows = np.concatenate([cache.trajectories[m][-1].rows for m in search])
+        residual = a.method == "residual"
         if state:
-            cspace, _ = classifier_space_of(policy_from_json(state["warm"], "checkpoint"))
+            warm = policy_from_json(state["warm"], "checkpoint")
+            cspace, _ = residual_space_of(warm) if residual else classifier_space_of(warm)
             u_fit = np.asarray(state["u_fit"], float)
         else:
             cspace, u_fit = self.fit_network(labels)
@@ -110,7 +114,8 @@ class NetworkMethod:
         if state:
             iteration, self.incumbents = state["iteration"], state["incumbents"]
             self.history = state["history"]
-            scale = float(np.std(cspace.logits(u_fit, rows))) or 1.0
+            scale = float(np.std(cspace.residual(u_fit, rows) if residual
+                                 else cspace.logits(u_fit, rows))) or 1.0
             es = ElitistES(u_fit.copy(), np.ones(u_fit.size), pairs=a.pairs,
                            sigma_min=0.01 * scale, sigma_max=2.0 * scale)
             es.load(state["es"])
@@ -119,11 +124,16 @@ class NetworkMethod:
         else:
             never = u_fit.copy()
             never[-1] = -1e6  # flips nothing anywhere: the default
+            if residual:  # the network silent: the base constant shift
+                never = self.residual_base(cspace, u_fit)
             self.s0 = -np.inf
             (self.s0,), _ = self.score(pool, cache, cspace, [never], search)
             (c0,), _ = self.score(pool, cache, cspace, [never], check, phase="selection")
+            base = ({"baseline": f"constant shift {self.base_shift:+g}"} if residual
+                    else None)
             self.incumbents.append({"iteration": 0, "u": never.tolist(), "score": self.s0,
-                                    "check": c0, "policy": cspace.policy(never).to_json()})
+                                    "check": c0,
+                                    "policy": cspace.policy(never, base).to_json()})
             self.history.append({"phase": "warm", "score": self.s0, "check_score": c0,
                                  "iteration": 0})
             iteration = 1
@@ -135,7 +145,7 @@ class NetworkMethod:
     def add_labels(self, n: "_Network", new: FlipSet) -> None:
         """Explored labels join the set (imitation: a module's labels are its latest
         best trajectory's) and the file."""
-        if self.args.method == "imitation":
+        if self.args.method in ("imitation", "residual"):
             n.labels = n.labels.drop(set(new.modules))
         n.labels = n.labels.extend(new)
         n.labels.save(n.labels_path)
@@ -172,6 +182,8 @@ class NetworkMethod:
         """The flip classifier fitted on `labels` (positive: reward > 0, weighted by how
         much the label's episode changed its module)."""
         a = self.args
+        if a.method == "residual":
+            return self.fit_residual(labels)
         t = time.monotonic()
         y = (labels.rewards > 0).astype(float)
         weights = np.abs(labels.rewards) + 1e-3
@@ -196,6 +208,9 @@ class NetworkMethod:
         starting from the best of them (even when it loses to the default: only
         candidates beating the default on the search modules become incumbents)."""
         a = self.args
+        if a.method == "residual":
+            return self.start_residual_es(pool, cache, cspace, u_fit, rows, search, check,
+                                          val, iteration)
         rates = [float(r) for r in a.flip_rates.split(",") if r]
         cands = []
         for r in rates:
@@ -241,14 +256,16 @@ class NetworkMethod:
     # -- labels -----------------------------------------------------------------------
     def collect_labels(self, pool: ep.EpisodePool, cache: ReplayCache,
                        search: list[str]) -> FlipSet:
-        if self.args.method == "imitation":
+        if self.args.method == "residual":
+            self.base_shift = self.choose_base_shift(pool, cache, search)
+        if self.args.method in ("imitation", "residual"):
             return self.collect_imitation(pool, cache, search)
         return self.collect_flips(pool, {m: cache.trajectories[m][-1].rows for m in search},
                                   cache.names, search)
 
     def make_explorer(self, cache: ReplayCache, search: list[str], fresh: list[str],
                       labels: FlipSet) -> Any:
-        if self.args.method == "imitation":
+        if self.args.method in ("imitation", "residual"):
             return self.imitation_explorer(cache, search, fresh)
         # Its own generator: the trainer's stream (checkpointed) stays that of a run
         # that never explored, and a resumed run rebuilds the same queue order.

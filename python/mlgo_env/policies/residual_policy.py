@@ -1,0 +1,175 @@
+"""Residual margin policies: clang's margin moved by a shift *and* by a small network that
+reads the call site.
+
+    inline  iff  m + shift + g(x)  >  0,     g(x) = sum_j v_j * relu(W_j . z(x) + b_j)
+
+``m`` is clang's anchored margin (mlgo_env.policies.margin_policy: ``max(threshold, 1) -
+cost_estimate`` clamped to the default's side of the boundary), ``z`` every traced feature
+through signed-log1p and standardised, and everything is in clang's cost units. With
+``v = 0`` the policy *is* the constant shift, the strongest one-number policy; the network
+only moves the boundary where it has learned to, by a number of cost units it states.
+That is why the trainer's ``--method=residual`` learns in this form: the constant shift
+that wins on training modules is its starting point, and what the network adds must beat
+it on modules it was never fitted to.
+
+The file is an ordinary version-2 policy (mlgo_env.policies.policy), no new decision: a
+margin block, a relu layer whose first two units pass the margin through
+(``relu(m) - relu(-m) = m`` exactly) and whose others are the network's hidden units, then
+a linear layer with weights ``(1, -1, v)`` and bias ``shift``. The C++ runner of
+``mlgo-env launch`` and ``trace --policy`` runs it with identical decisions.
+
+:func:`fit` is behavioural cloning of chosen decisions (the per-module best trajectories
+of a grouped-flip search, mlgo_env.training.grouped_flips): logistic regression of the
+0/1 decisions on ``(m + shift + g(x)) / temperature`` with the margin's coefficient fixed
+at 1 and weight decay pulling ``g`` towards 0 (towards the constant shift).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .margin_policy import MARGIN_MINUS, MARGIN_PLUS
+from .policy import DEFAULT_FEATURE, Layer, Policy, PolicyError, margin_column, transform
+
+#: the anchored margin block every residual policy carries
+MARGIN_SPEC = {"plus": MARGIN_PLUS, "floor": 1.0, "minus": MARGIN_MINUS, "epsilon": 0.5,
+               "anchor": DEFAULT_FEATURE}
+
+
+@dataclass
+class ResidualSpace:
+    """Maps search vectors ``u = (v [hidden], shift)`` to residual policies with a fixed
+    hidden layer (what the trainer's ES searches)."""
+
+    problem: str
+    features: list[str]
+    mean: np.ndarray
+    std: np.ndarray
+    hidden: Layer  # [features, hidden] over the standardised features, relu
+
+    @property
+    def size(self) -> int:
+        return self.hidden.weights.shape[1] + 1
+
+    def policy(self, u: np.ndarray, metadata: dict | None = None) -> Policy:
+        u = np.asarray(u, dtype=np.float64)
+        if u.shape != (self.size,):
+            raise PolicyError(f"search vector has shape {u.shape}, expected ({self.size},)")
+        n, h = self.hidden.weights.shape
+        first = np.zeros((1 + n, 2 + h))
+        first[0, 0], first[0, 1] = 1.0, -1.0       # relu(m) and relu(-m)
+        first[1:, 2:] = self.hidden.weights
+        bias = np.concatenate([[0.0, 0.0], self.hidden.bias])
+        out = np.concatenate([[1.0, -1.0], u[:-1]])[:, None]
+        return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
+                      [Layer(first, bias, "relu"), Layer(out, u[-1:].copy(), "linear")],
+                      dict(metadata or {}), ["signed-log1p"] * len(self.features),
+                      dict(MARGIN_SPEC), "logit>0")
+
+    def parts(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(anchored margin [n], hidden activations [n, hidden]) for raw rows in
+        `features` order: the logit of ``u`` is ``m + a @ u[:-1] + u[-1]``."""
+        rows = np.asarray(rows, dtype=np.float64)
+        m = margin_column(rows, self.features, MARGIN_SPEC)
+        z = (transform(rows) - self.mean) / self.std
+        return m, np.maximum(z @ self.hidden.weights + self.hidden.bias, 0.0)
+
+    def logits(self, u: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        m, a = self.parts(rows)
+        return m + a @ np.asarray(u[:-1], float) + float(u[-1])
+
+    def residual(self, u: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """g(x) alone (cost units), without margin and shift."""
+        return self.parts(rows)[1] @ np.asarray(u[:-1], float)
+
+
+@dataclass
+class Fit:
+    space: ResidualSpace
+    u: np.ndarray
+    agreement: float     # share of the fitted decisions the policy reproduces
+    base_agreement: float  # the same for the constant shift alone (v = 0)
+
+
+def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.ndarray,
+        shift: float, hidden: int = 16, l2: float = 1e-2, temperature: float = 10.0,
+        epochs: int = 1500, lr: float = 0.01, seed: int = 0) -> Fit:
+    """The residual policy imitating the 0/1 `decisions` of raw `rows` (columns:
+    `features`, which must hold threshold, cost_estimate and inlining_default), starting
+    from the constant `shift`. Full-batch Adam on the logistic loss of
+    ``(m + shift + c + g(x)) / temperature``; `l2` decays W, v and c (c joins the shift)."""
+    features = list(features)
+    missing = [f for f in (MARGIN_PLUS, MARGIN_MINUS, DEFAULT_FEATURE) if f not in features]
+    if missing:
+        raise ValueError(f"a residual policy needs the feature(s) {', '.join(missing)}")
+    rows = np.asarray(rows, dtype=np.float64)
+    y = np.asarray(decisions, dtype=np.float64)
+    t = transform(rows)
+    mean = t.mean(axis=0) if len(t) else np.zeros(len(features))
+    std = np.maximum(t.std(axis=0), 1e-3) if len(t) else np.ones(len(features))
+    x = (t - mean) / std
+    m = margin_column(rows, features, MARGIN_SPEC) + shift
+    rng = np.random.default_rng(seed)
+    n_in = x.shape[1]
+    # Unit scale inside: the output weights are in units of `temperature`.
+    params = [rng.normal(0, 1 / np.sqrt(n_in), (n_in, hidden)), np.zeros(hidden),
+              np.zeros(hidden), np.zeros(1)]
+    mom = [np.zeros_like(p) for p in params]
+    vel = [np.zeros_like(p) for p in params]
+    for step in range(1, epochs + 1):
+        w1, b1, v, c = params
+        pre = x @ w1 + b1
+        a = np.maximum(pre, 0.0)
+        logit = np.clip((m / temperature) + a @ v + c[0], -60, 60)
+        p = 1.0 / (1.0 + np.exp(-logit))
+        g = (p - y) / max(len(y), 1)
+        gv = a.T @ g + l2 * v
+        gc = np.array([g.sum() + l2 * c[0]])
+        ga = np.outer(g, v) * (pre > 0)
+        gw1 = x.T @ ga + l2 * w1
+        gb1 = ga.sum(axis=0)
+        for i, grad in enumerate((gw1, gb1, gv, gc)):
+            mom[i] = 0.9 * mom[i] + 0.1 * grad
+            vel[i] = 0.999 * vel[i] + 0.001 * grad * grad
+            params[i] = params[i] - lr * (mom[i] / (1 - 0.9 ** step)) / (
+                np.sqrt(vel[i] / (1 - 0.999 ** step)) + 1e-8)
+    w1, b1, v, c = params
+    space = ResidualSpace(problem, features, mean, std, Layer(w1, b1, "relu"))
+    u = np.concatenate([v * temperature, [shift + c[0] * temperature]])
+    label = y > 0.5
+    agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(y) else 1.0
+    base = float(np.mean((m > 0) == label)) if len(y) else 1.0
+    return Fit(space, u, agreement, base)
+
+
+def with_scale(u: np.ndarray, scale: float, shift: float | None = None) -> np.ndarray:
+    """`u` with the network's output scaled by `scale` (0: the constant shift alone) and,
+    if given, another shift."""
+    out = np.asarray(u, dtype=np.float64).copy()
+    out[:-1] *= scale
+    if shift is not None:
+        out[-1] = shift
+    return out
+
+
+def space_of(policy: Policy) -> tuple[ResidualSpace, np.ndarray]:
+    """The residual space of a residual policy and its search vector (resuming);
+    PolicyError when `policy` is not of this form."""
+    ok = (policy.margin == MARGIN_SPEC and policy.decision == "logit>0"
+          and len(policy.layers) == 2 and policy.layers[0].activation == "relu"
+          and policy.layers[1].activation == "linear")
+    if ok:
+        first, out = policy.layers
+        ok = (np.array_equal(first.weights[0, :2], [1.0, -1.0])
+              and not first.weights[1:, :2].any() and not first.weights[0, 2:].any()
+              and not first.bias[:2].any() and np.array_equal(out.weights[:2, 0], [1.0, -1.0]))
+    if not ok:
+        raise PolicyError("the policy is not a residual margin policy "
+                          "(see mlgo_env.policies.residual_policy)")
+    space = ResidualSpace(policy.problem, list(policy.features), policy.mean.copy(),
+                          policy.std.copy(), Layer(first.weights[1:, 2:].copy(),
+                                                   first.bias[2:].copy(), "relu"))
+    return space, np.concatenate([out.weights[2:, 0], out.bias[:1]])

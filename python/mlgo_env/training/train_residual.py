@@ -1,0 +1,110 @@
+"""--method=residual: a network that moves clang's margin, starting from the best constant
+shift (mlgo_env.policies.residual_policy).
+
+1. The constant shifts of --base-shifts and the default are scored on the search modules;
+   the best is the *base* (the default when no shift beats it).
+2. Greedy searches of grouped flips start from the base's trajectories (flipping the
+   base's decisions; mlgo_env.training.grouped_flips) for --flip-share of the budget; the
+   decisions of each module's best trajectory are the labels.
+3. The residual network is fitted to them: inline iff m + shift + g(x) > 0, ``g`` pulled
+   towards 0 by --l2, so where the labels say nothing it decides as the base.
+4. The network's output is scored at the scales of --residual-scales (scale 0 is the base
+   itself, the first incumbent); an ES over (v, shift) goes on from the best, exploring
+   (more groups, new modules) and refitting as the imitation method does.
+
+Everything else (exploration, refits, incumbents checked on the check modules, selection
+against the one-number baselines) is mlgo_env.training.train_network's.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import episodes as ep
+from . import train_report as report
+from ..policies import residual_policy as rp
+from .baselines import parse_shifts, shift_policy
+from .flip_search import FlipSet
+from .replay import ReplayCache
+from .search import ElitistES, objective
+
+
+class ResidualMethod:
+    """Mixed into mlgo_env.training.train.Trainer with NetworkMethod and ImitationMethod."""
+
+    def choose_base_shift(self, pool: ep.EpisodePool, cache: ReplayCache,
+                          search: list[str]) -> float:
+        """The best of the default and the --base-shifts constants on the search modules."""
+        a = self.args
+        shifts = [0.0] + parse_shifts(a.base_shifts)
+        table, played = cache.evaluate(pool, [shift_policy(a.problem, s) for s in shifts],
+                                       search)
+        self.clock.account(played, len(shifts) * len(search) - len(played),
+                           cache.last_seconds[1], cache.last_seconds[0])
+        scores = [objective(r, a.total_weight) for r in table]
+        for s, sc, r in zip(shifts, scores, table):
+            summ = ep.summarise(r)
+            self.log(f"  base candidate, constant shift {s:+g}: score {sc:+.5f} (mean reward "
+                     f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
+        best = shifts[int(np.argmax(scores))]
+        self.log(f"the residual network starts from constant shift {best:+g}")
+        self.history.append({"phase": "base", "shift": best,
+                             **{f"shift {s:+g}": sc for s, sc in zip(shifts, scores)}})
+        return best
+
+    def fit_residual(self, labels: FlipSet) -> tuple[rp.ResidualSpace, np.ndarray]:
+        """The residual network imitating the labels' decisions (the best trajectories:
+        the default's decision where the label is negative, the other one where positive)."""
+        a = self.args
+        t = time.monotonic()
+        col = labels.names.index("inlining_default")
+        decisions = ((labels.rows[:, col] > 0.5) != (labels.rewards > 0)).astype(float)
+        fitted = rp.fit(a.problem, labels.names, labels.rows, decisions, self.base_shift,
+                        hidden=a.hidden, l2=a.l2, temperature=a.temperature, seed=a.seed)
+        self.clock.times["fitting"] += time.monotonic() - t
+        g = fitted.space.residual(fitted.u, labels.rows)
+        self.log(f"residual network fitted on {len(decisions)} decisions of "
+                 f"{len(set(labels.modules))} modules: it agrees with {fitted.agreement:.2%} "
+                 f"of them (the constant shift alone {fitted.base_agreement:.2%}); shift "
+                 f"{fitted.u[-1]:+.2f}, |g| mean {np.mean(np.abs(g)) if len(g) else 0:.2f} "
+                 "cost units")
+        return fitted.space, fitted.u
+
+    def residual_base(self, cspace: rp.ResidualSpace, u_fit: np.ndarray) -> np.ndarray:
+        """The search vector of the base constant shift in `cspace` (network silent)."""
+        return rp.with_scale(u_fit, 0.0, self.base_shift)
+
+    def start_residual_es(self, pool: ep.EpisodePool, cache: ReplayCache,
+                          cspace: rp.ResidualSpace, u_fit: np.ndarray, rows: np.ndarray,
+                          search: list[str], check: list[str], val: list[str],
+                          iteration: int) -> ElitistES:
+        """Scores the fitted network at each --residual-scales output scale; returns an ES
+        over (v, shift) from the best of them."""
+        a = self.args
+        scales = [float(s) for s in a.residual_scales.split(",") if s]
+        cands = [rp.with_scale(u_fit, s) for s in scales]
+        scores, table = self.score(pool, cache, cspace, cands, search)
+        for s, sc, res in zip(scales, scores, table):
+            summ = ep.summarise(res)
+            self.log(f"  residual scale {s:g}: score {sc:+.5f} (mean reward "
+                     f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
+        # Steps in cost units: the network's typical |g| for v, a temperature for the shift.
+        g = np.abs(cspace.residual(u_fit, rows)) if len(rows) else np.zeros(1)
+        spread = max(float(np.mean(g)), a.temperature)
+        self.sigma0 = np.concatenate([np.abs(u_fit[:-1]) * 0.25 + 0.05 * spread / max(
+            np.sqrt(u_fit.size), 1.0), [a.temperature]])
+        k = int(np.argmax(scores))
+        es = ElitistES(cands[k].copy(), self.sigma0.copy(), pairs=a.pairs,
+                       sigma_min=0.01 * spread, sigma_max=20.0 * spread,
+                       score=float(scores[k]) - 1e-12)
+        row = self.record_round(es, iteration, pool, cache, cspace, cands, scores, table,
+                                check, val)
+        self.log(report.progress_line(row, es.score, self.clock))
+        return es
+
+    def residual_state(self, state: dict[str, Any]) -> None:
+        """Restores the base shift of a resumed run."""
+        self.base_shift = state.get("base_shift")

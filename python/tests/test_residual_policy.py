@@ -1,0 +1,84 @@
+"""Residual margin policies (mlgo_env.policies.residual_policy), no clang: with a silent
+network the policy is the constant shift exactly; the file form round-trips; the fit
+learns a boundary the shift alone cannot draw."""
+
+import numpy as np
+import pytest
+
+from mlgo_env.policies import residual_policy as rp
+from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json
+from mlgo_env.training.baselines import shift_policy
+
+NAMES = ["threshold", "cost_estimate", "inlining_default", "callee_users", "node_count"]
+
+
+def rows(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    threshold = rng.choice([0.0, 5.0, 45.0, 225.0], n)
+    cost = rng.normal(40, 60, n).round()
+    default = ((np.maximum(threshold, 1) - cost) > 0).astype(float)
+    flip = rng.random(n) < 0.02  # clang's bonuses: the default is not always the margin
+    default[flip] = 1 - default[flip]
+    return np.column_stack([threshold, cost, default, rng.integers(1, 40, n),
+                            rng.integers(1, 5000, n)]).astype(float)
+
+
+def space(seed=1, hidden=4):
+    rng = np.random.default_rng(seed)
+    return rp.ResidualSpace("inlining", NAMES, rng.normal(0, 1, 5), rng.uniform(0.5, 2, 5),
+                            Layer(rng.normal(0, 1, (5, hidden)), rng.normal(0, 0.3, hidden),
+                                  "relu"))
+
+
+@pytest.mark.parametrize("shift", [0.0, -20.0, 35.0])
+def test_a_silent_network_is_the_constant_shift(shift):
+    r = rows()
+    s = space()
+    u = rp.with_scale(np.arange(1.0, 6.0), 0.0, shift)
+    mine = s.policy(u).decisions(r[:, :5])
+    theirs = shift_policy("inlining", shift)
+    cols = [NAMES.index(f) for f in theirs.features]
+    assert np.array_equal(mine, theirs.decisions(r[:, cols]))
+    if shift == 0.0:  # the anchored margin at shift 0 is clang's decision
+        assert np.array_equal(mine, r[:, 2].astype(np.int8))
+
+
+def test_the_file_form_computes_margin_plus_shift_plus_network():
+    r = rows(50)
+    s = space()
+    u = np.array([3.0, -7.0, 11.0, 0.5, -12.5])
+    p = s.policy(u)
+    m, a = s.parts(r)
+    expected = m + a @ u[:-1] + u[-1]
+    assert np.allclose(p.logits(r), expected, rtol=0, atol=1e-9)
+    assert np.allclose(p.exact_logits(r), expected, rtol=0, atol=1e-9)
+    assert np.allclose(s.residual(u, r), a @ u[:-1])
+    q = policy_from_json(p.to_json(), "round trip")
+    assert q.to_json()["version"] == 2 and q.margin == rp.MARGIN_SPEC
+    s2, u2 = rp.space_of(q)
+    assert np.array_equal(u2, u)
+    assert np.array_equal(s2.policy(u2).decisions(r), p.decisions(r))
+
+
+def test_space_of_refuses_other_forms():
+    p = shift_policy("inlining", -20.0)
+    with pytest.raises(PolicyError, match="not a residual margin policy"):
+        rp.space_of(p)
+    q = space().policy(np.zeros(5))
+    q.layers[0].weights[1, 0] = 0.5  # the margin's pass-through now reads a feature
+    with pytest.raises(PolicyError, match="not a residual margin policy"):
+        rp.space_of(q)
+
+
+def test_the_fit_learns_what_no_constant_shift_can():
+    """Target: refuse call sites of callees with many users beyond the margin, inline the
+    others a little more; no single shift draws that boundary, the network can."""
+    r = rows(1500, seed=3)
+    margin = np.maximum(r[:, 0], 1) - r[:, 1]
+    many = r[:, 3] > 20
+    target = np.where(many, margin - 30 > 0, margin + 15 > 0).astype(float)
+    fit = rp.fit("inlining", NAMES, r, target, shift=0.0, hidden=8, l2=1e-4, epochs=1500)
+    assert fit.agreement > fit.base_agreement + 0.03
+    assert fit.agreement > 0.95
+    with pytest.raises(ValueError, match="needs the feature"):
+        rp.fit("inlining", NAMES[1:], r[:, 1:], target, shift=0.0)
