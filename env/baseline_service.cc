@@ -86,8 +86,9 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
     auto planned = planner_.baseline(*module);
     if (!planned.ok())
       return planned.error();
-    auto report =
-        driver_.runPlain(planner_.scope(), planned->command, timeout_, &stopping_, spawner_);
+    // On a worker thread, shared by episodes: only shutdown stops it.
+    auto report = driver_.runPlain(planner_.scope(), planned->command, timeout_, &stopping_,
+                                   spawner_, /*interrupt=*/nullptr);
     if (!report.ok())
       return report.error();
     return driver_.score(planner_.problem().scoreKind(), planned->command);

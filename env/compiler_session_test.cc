@@ -336,26 +336,6 @@ TEST_F(CompilerSessionTest, DestroyingALiveSessionKillsAndCleansUp) {
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
-TEST(RunCompileTest, ReportsFailureAndTimeout) {
-  support::CleanupScope scope; // Outlives what is registered in it.
-  CompileCommand fails;
-  fails.argv = {"/bin/sh", "-c", "echo boom >&2; exit 4"};
-  auto report = runCompile(scope, fails, 5s);
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.error().code(), ErrorCode::kCompiler);
-  EXPECT_THAT(report.error().message(), HasSubstr("exited with code 4"));
-  EXPECT_THAT(report.error().message(), HasSubstr("boom"));
-
-  CompileCommand slow;
-  slow.argv = {"/bin/sleep", "10"};
-  auto started = support::Clock::now();
-  auto timedOut = runCompile(scope, slow, 200ms);
-  ASSERT_FALSE(timedOut.ok());
-  EXPECT_EQ(timedOut.error().code(), ErrorCode::kTimeout);
-  EXPECT_LT(support::Clock::now() - started, 3s);
-  EXPECT_EQ(testing::childProcesses(), 0u);
-}
-
 TEST(OutputBufferTest, KeepsHeadAndTail) {
   support::OutputBuffer buffer(4, 3);
   buffer.append("abcdefgh");

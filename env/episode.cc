@@ -38,14 +38,7 @@ void Episode::close() {
 }
 
 Result<JobSlots::Lease> Episode::acquireSlot(support::Deadline deadline) {
-  for (;;) {
-    auto lease = context_->slots->acquire(interrupt_.slice(deadline));
-    if (lease.ok() || lease.error().code() != ErrorCode::kTimeout ||
-        support::Clock::now() >= deadline)
-      return lease;
-    if (interrupt_.requested())
-      return makeError(ErrorCode::kInterrupted, "interrupted while waiting for a job slot");
-  }
+  return acquireInterruptibly(*context_->slots, deadline, &interrupt_);
 }
 
 Result<const Result<ModuleScore>*> Episode::awaitBaseline() {
@@ -60,11 +53,12 @@ Result<const Result<ModuleScore>*> Episode::awaitBaseline() {
 Status Episode::start(StepResult& result, const support::InterruptCheck* stop) {
   support::InterruptScope scope(interrupt_, stop);
   // What clang compiles: the module's optimised-IR twin, for problems
-  // decided in codegen; the default score comes from the same path. (Its
-  // first build, one optimising compile, does not ask the interrupt.)
+  // decided in codegen; the default score comes from the same path. Its
+  // first build (one optimising compile, or waiting for another episode's)
+  // asks the interrupt too: a yes ends it with kInterrupted, nothing cached.
   const corpus::ModuleSpec* source = module_;
   if (context_->optimizedIr != nullptr) {
-    auto prepared = context_->optimizedIr->prepare(*module_);
+    auto prepared = context_->optimizedIr->prepare(*module_, &interrupt_);
     if (!prepared.ok())
       return fail(prepared.error());
     source = prepared->spec;

@@ -47,8 +47,9 @@ public:
   ///
   /// `stop` (start, step, finishStep): the caller's interrupt check for
   /// this call (support/interrupt.h), asked at least every
-  /// kInterruptSlice while the call waits (for a job slot, the compiler or
-  /// the baseline); a yes ends the episode with kInterrupted. Null = none.
+  /// kInterruptSlice while the call waits (for a job slot, the compiler,
+  /// the baseline, or in start() the module's optimised-IR build); a yes
+  /// ends the episode with kInterrupted. Null = none.
   Status start(StepResult& result, const support::InterruptCheck* stop = nullptr);
   /// Validates and sends `action`, then waits for the next request or the
   /// end. On kInvalidArgument nothing happened; on any other error the

@@ -18,7 +18,7 @@
 #ifndef MLGO_ENV_JOB_SLOTS_H
 #define MLGO_ENV_JOB_SLOTS_H
 
-#include "mlgo/support/subprocess.h"
+#include "mlgo/support/interrupt.h"
 
 #include <condition_variable>
 #include <mutex>
@@ -100,6 +100,21 @@ private:
   unsigned inUse_ = 0;
   bool closed_ = false;
 };
+
+/// slots.acquire(deadline), asking `interrupt` (null = none) at least every
+/// kInterruptSlice while it waits, on the calling thread: kInterrupted once
+/// it says yes; otherwise as acquire().
+inline Result<JobSlots::Lease> acquireInterruptibly(JobSlots& slots, support::Deadline deadline,
+                                                    support::Interrupt* interrupt) {
+  for (;;) {
+    auto lease = slots.acquire(interrupt != nullptr ? interrupt->slice(deadline) : deadline);
+    if (lease.ok() || lease.error().code() != ErrorCode::kTimeout ||
+        support::Clock::now() >= deadline)
+      return lease;
+    if (interrupt != nullptr && interrupt->requested())
+      return makeError(ErrorCode::kInterrupted, "interrupted while waiting for a job slot");
+  }
+}
 
 } // namespace mlgo::env
 

@@ -3,9 +3,12 @@
 // Episodes of the register allocation problems compile each module's
 // optimised IR, built on first use: once per module however many episodes
 // ask at once, never remembered when it fails, rebuilt when the cached file
-// is damaged, and not at all for inlining or with fullCompile. The fake
-// driver's "optimisation" writes a file naming the module (fake_driver.h).
-// The same against real clang: optimized_ir_clang_test.cc.
+// is damaged, and not at all for inlining or with fullCompile; a Ctrl-C
+// (reset's interrupt check) stops a first build, or the wait for one,
+// promptly and caches nothing. The fake driver's "optimisation" writes a
+// file naming the module (fake_driver.h). The same against real clang:
+// optimized_ir_clang_test.cc; with a real (fake-compiler) process:
+// optimized_ir_service_test.cc.
 //
 #include "mlgo/env/environment.h"
 #include "mlgo/env/prepare_corpus.h"
@@ -16,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 namespace mlgo::env {
@@ -207,6 +211,118 @@ TEST(OptimizedIrFake, PrepareCorpusBuildsEveryModuleOnceAndNamesFailures) {
   EXPECT_EQ(report.reused, 2u);
   EXPECT_EQ(report.built, 0u);
   EXPECT_EQ(fake->driver().optimizeCompiles(), 4u); // alpha failed twice.
+}
+
+/// A Ctrl-C: the check says yes once fire()d from another thread.
+struct CtrlC {
+  std::atomic<bool> fired{false};
+  support::Clock::time_point firedAt;
+  support::InterruptCheck check = [this] { return fired.load(); };
+  void fire() {
+    firedAt = support::Clock::now();
+    fired = true;
+  }
+};
+
+/// reset(`module`) with `ctrlC` fired once `hanging` compiles hang; its
+/// error, and how long after the Ctrl-C it returned.
+std::pair<Error, support::Clock::duration>
+resetInterrupted(FakeEnvironment& fake, const std::string& module, size_t hanging) {
+  CtrlC ctrlC;
+  std::thread firer([&] {
+    EXPECT_TRUE(fake.driver().waitForHanging(hanging, std::chrono::seconds(10)));
+    ctrlC.fire();
+  });
+  ResetRequest request;
+  request.module = module;
+  auto reset = fake.environment().reset(request, &ctrlC.check);
+  auto returned = support::Clock::now();
+  firer.join();
+  EXPECT_FALSE(reset.ok());
+  Error error = reset.ok() ? Error(ErrorCode::kInternal, "reset succeeded") : reset.error();
+  return {error, returned - ctrlC.firedAt};
+}
+
+FakeModule playsPriority() {
+  auto stream = testing::loadRecordedStream("regalloc-priority.stream");
+  EXPECT_TRUE(stream.ok());
+  FakeModule module;
+  module.stream = stream.ok() ? *stream : "";
+  return module;
+}
+
+TEST(OptimizedIrFake, CtrlCStopsAModulesFirstBuildPromptlyAndCachesNothing) {
+  FakeEnvironmentSetup setup =
+      priorityWithAlpha([](FakeModule& m) { m.optimizeFault = FakeFault::kHang; });
+  setup.options.compileTimeout = std::chrono::seconds(60); // Never reached.
+  auto fake = make(setup);
+  ASSERT_TRUE(fake);
+  Environment& env = fake->environment();
+  auto [error, late] = resetInterrupted(*fake, "alpha", 1);
+  EXPECT_EQ(error.code(), ErrorCode::kInterrupted);
+  EXPECT_THAT(error.message(), HasSubstr("module alpha: optimising its IR"));
+  EXPECT_THAT(error.message(), HasSubstr("interrupted"));
+  EXPECT_LT(late, std::chrono::seconds(2)); // A slice is 50 ms; generous.
+  EXPECT_EQ(fake->driver().optimizeCompiles(), 1u);
+  EXPECT_EQ(fake->driver().sessionsStarted(), 0u);
+  EXPECT_EQ(env.openEpisodes(), 0u);
+  EXPECT_EQ(testing::childProcesses(), 0u);
+  EXPECT_EQ(testing::entriesWithPrefix(fake->dir() / "tmp", "mlgo-env-optimize-"), 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(env.describe().optimizedIrDir)); // No entry.
+
+  // Not remembered: the next reset builds again.
+  fake->driver().setModule("alpha", playsPriority());
+  ASSERT_TRUE(play(env, "alpha").ok());
+  EXPECT_EQ(fake->driver().optimizeCompiles(), 2u);
+}
+
+TEST(OptimizedIrFake, CtrlCStopsAResetWaitingForAJobSlotOrAnotherEpisodesBuild) {
+  FakeEnvironmentSetup setup =
+      priorityWithAlpha([](FakeModule& m) { m.optimizeFault = FakeFault::kHang; });
+  setup.options.jobs = 1;
+  setup.options.compileTimeout = std::chrono::seconds(60);
+  auto fake = make(setup);
+  ASSERT_TRUE(fake);
+  // An agent without Ctrl-C builds alpha, holding the only job slot.
+  std::thread agent([&] { EXPECT_FALSE(play(fake->environment(), "alpha").ok()); });
+  ASSERT_TRUE(fake->driver().waitForHanging(1, std::chrono::seconds(10)));
+  for (std::string module : {"alpha", "beta"}) { // Alpha's build; a slot for beta's.
+    auto [error, late] = resetInterrupted(*fake, module, 1);
+    EXPECT_EQ(error.code(), ErrorCode::kInterrupted) << error.message();
+    EXPECT_THAT(error.message(), HasSubstr("module " + module + ": optimising its IR"));
+    EXPECT_LT(late, std::chrono::seconds(2));
+  }
+  EXPECT_EQ(fake->driver().optimizeCompiles(), 1u); // Beta never got a slot.
+  fake->driver().releaseHangs();
+  agent.join();
+  EXPECT_EQ(fake->environment().openEpisodes(), 0u);
+}
+
+TEST(OptimizedIrFake, AnInterruptedBuildIsNotSharedWithItsWaiters) {
+  FakeEnvironmentSetup setup =
+      priorityWithAlpha([](FakeModule& m) { m.optimizeFault = FakeFault::kHang; });
+  setup.options.compileTimeout = std::chrono::seconds(60);
+  auto fake = make(setup);
+  ASSERT_TRUE(fake);
+  CtrlC ctrlC;
+  std::thread interrupted([&] {
+    ResetRequest request;
+    request.module = "alpha";
+    auto reset = fake->environment().reset(request, &ctrlC.check);
+    ASSERT_FALSE(reset.ok());
+    EXPECT_EQ(reset.error().code(), ErrorCode::kInterrupted);
+  });
+  ASSERT_TRUE(fake->driver().waitForHanging(1, std::chrono::seconds(10)));
+  fake->driver().setModule("alpha", playsPriority()); // Later compiles succeed.
+  std::thread waiter([&] {
+    auto reward = play(fake->environment(), "alpha"); // Waits for the build above.
+    EXPECT_TRUE(reward.ok()) << reward.error().message();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // Let it wait.
+  ctrlC.fire();
+  interrupted.join();
+  waiter.join();
+  EXPECT_EQ(fake->driver().optimizeCompiles(), 2u); // The waiter built it itself.
 }
 
 } // namespace

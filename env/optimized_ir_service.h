@@ -16,18 +16,23 @@
 ///
 /// On a module's first use in this process prepare() loads and validates its
 /// cache entry, or builds it: a plain compile holding a job slot, bounded by
-/// the compile timeout, killed by the cancel flag. Later uses cost two stats
-/// (the module's `.bc` and the entry's bitcode are still the files seen);
-/// anything changed is validated (or built) again. Concurrent prepare() calls
-/// for one module share one load or build: the others wait for it and share
-/// its error. Other processes sharing the directory may build the same entry
-/// at the same time; the last rename wins (same bytes).
+/// the compile timeout, killed by the cancel flag or the caller's interrupt.
+/// Later uses cost two stats (the module's `.bc` and the entry's bitcode are
+/// still the files seen); anything changed is validated (or built) again.
+/// Concurrent prepare() calls for one module share one load or build: the
+/// others wait for it and share its error, except kInterrupted (the builder's
+/// caller gave up, not the build): then one of them builds in its place.
+/// Other processes sharing the directory may build the same entry at the
+/// same time; the last rename wins (same bytes).
 ///
 /// A failed build is an error naming the module and the step (kCompiler
-/// with clang's output, kTimeout, ...); it is not remembered, so the next
-/// episode tries again. The episode fails with it: falling back to a full
-/// compile would hide a module clang cannot compile and mix two paths'
-/// baselines.
+/// with clang's output, kTimeout, kInterrupted, ...); it is not remembered,
+/// so the next episode tries again. The episode fails with it: falling back
+/// to a full compile would hide a module clang cannot compile and mix two
+/// paths' baselines. A stopped build (interrupt, cancel flag, timeout)
+/// leaves nothing: its compiler is killed and reaped, its directory with the
+/// partial output removed, and no cache entry is written (entries appear
+/// only by rename once complete, optimized_ir_cache.h).
 ///
 /// Thread-safe. Twins live as long as the service (pointers stay valid).
 /// Memory: one small state per module asked about, one twin per module and
@@ -68,8 +73,17 @@ public:
     bool built = false; ///< This call compiled the optimised IR.
   };
   /// The module episodes compile (file comment). Blocks while the entry is
-  /// validated or built.
-  Result<Prepared> prepare(const corpus::ModuleSpec& module);
+  /// validated or built, here or by another thread: for a job slot, then
+  /// the compile, each up to the compile timeout.
+  ///
+  /// `interrupt` (support/interrupt.h; null = none): the calling thread's
+  /// stop request, asked at least every kInterruptSlice while the call
+  /// waits for a job slot, the optimising compile or another thread's
+  /// build. Once it says yes the call returns kInterrupted (naming the
+  /// module) within a slice, its compile killed and reaped, nothing cached.
+  /// Not asked while hashing or loading files (bounded by their size).
+  Result<Prepared> prepare(const corpus::ModuleSpec& module,
+                           support::Interrupt* interrupt = nullptr);
 
   const OptimizedIrCache& cache() const { return cache_; }
 
@@ -87,8 +101,19 @@ private:
     detail::FileIdentity source;
     bool built = false;
   };
-  Result<Resolved> resolve(const corpus::ModuleSpec& module);
-  Result<OptimizedIrEntry> build(const corpus::ModuleSpec& module, const std::string& key);
+  /// With `lock` held: the twin to reuse, null when this call must resolve
+  /// the module (no other thread is), or the error of the resolution it
+  /// waited for (file comment) or of its interrupt.
+  Result<const corpus::ModuleSpec*> awaitTurn(std::unique_lock<std::mutex>& lock, State& state,
+                                              const corpus::ModuleSpec& module,
+                                              support::Interrupt* interrupt);
+  /// Waits, `lock` held, until no thread resolves `state`, asking
+  /// `interrupt` between slices with `lock` released.
+  Status awaitResolution(std::unique_lock<std::mutex>& lock, const State& state,
+                         support::Interrupt* interrupt);
+  Result<Resolved> resolve(const corpus::ModuleSpec& module, support::Interrupt* interrupt);
+  Result<OptimizedIrEntry> build(const corpus::ModuleSpec& module, const std::string& key,
+                                 support::Interrupt* interrupt);
   const corpus::ModuleSpec* twinFor(const corpus::ModuleSpec& module,
                                     const OptimizedIrEntry& entry);
 

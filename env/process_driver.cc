@@ -33,10 +33,10 @@ public:
   }
 
   Result<CompileReport> runPlain(support::CleanupScope& scope, const CompileCommand& command,
-                                 std::chrono::milliseconds timeout,
-                                 const std::atomic<bool>* cancel,
-                                 support::Spawner* spawner) override {
-    return runCompile(scope, command, timeout, cancel, spawner);
+                                 std::chrono::milliseconds timeout, const std::atomic<bool>* cancel,
+                                 support::Spawner* spawner,
+                                 support::Interrupt* interrupt) override {
+    return runCompile(scope, command, timeout, cancel, spawner, interrupt);
   }
 
   Result<ModuleScore> score(ScoreKind kind, const CompileCommand& command) override {

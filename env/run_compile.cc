@@ -36,29 +36,50 @@ using detail::cpuTime;
 using detail::programName;
 using std::chrono::milliseconds;
 
+namespace {
+
+/// Kills and reaps the compile's process group, then removes what it may
+/// have half written.
+void killCompile(support::Subprocess& process, const CompileCommand& command) {
+  process.kill();
+  std::error_code ec;
+  if (!command.objectPath.empty())
+    std::filesystem::remove(command.objectPath, ec);
+}
+
+} // namespace
+
 Result<CompileReport> runCompile(support::CleanupScope& scope, const CompileCommand& command,
                                  milliseconds timeout, const std::atomic<bool>* cancel,
-                                 support::Spawner* spawner) {
+                                 support::Spawner* spawner, support::Interrupt* interrupt) {
   auto started = support::Clock::now();
   auto spawned = support::Subprocess::spawn(scope, {command.argv, command.environment, spawner});
   if (!spawned.ok())
     return spawned.error();
   support::Subprocess& process = **spawned;
   support::Deadline limit = started + timeout;
-  // With a cancel flag, wake up every few milliseconds to look at it.
+  // With a cancel flag, wake up every few milliseconds to look at it; with
+  // an armed interrupt, at least every slice to ask it.
   for (;;) {
     support::Deadline until =
         cancel != nullptr ? std::min(limit, support::Clock::now() + milliseconds(20)) : limit;
+    if (interrupt != nullptr)
+      until = interrupt->slice(until);
     auto st = process.waitUntil(until);
     if (st.ok())
       break;
     if (cancel != nullptr && cancel->load()) {
-      process.kill();
+      killCompile(process, command);
       return makeError(ErrorCode::kInternal, "compile of {} cancelled",
                        command.objectPath.string());
     }
+    if (interrupt != nullptr && interrupt->requested()) {
+      killCompile(process, command);
+      return makeError(ErrorCode::kInterrupted, "{} interrupted while compiling; killed",
+                       programName(command));
+    }
     if (support::Clock::now() >= limit) {
-      process.kill();
+      killCompile(process, command);
       return makeError(ErrorCode::kTimeout, "{} did not finish within {} ms; killed",
                        programName(command), timeout.count());
     }

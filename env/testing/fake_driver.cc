@@ -15,15 +15,20 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 bool hangUntil(FakeDriver::State& state, Clock::time_point deadline,
-               const std::atomic<bool>* cancel) {
+               const std::atomic<bool>* cancel, support::Interrupt* interrupt) {
   std::unique_lock lock(state.mutex);
   ++state.hanging;
   state.changed.notify_all();
   bool woken = false;
-  // Short slices: a cancel flag comes with no notification.
+  // Short slices: a cancel flag or an interrupt comes with no notification.
   while (!woken && Clock::now() < deadline) {
     state.changed.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(2)));
     woken = state.released || (cancel != nullptr && cancel->load());
+    if (!woken && interrupt != nullptr && interrupt->armed()) {
+      lock.unlock(); // The caller's check runs unlocked, as in a real wait.
+      woken = interrupt->requested();
+      lock.lock();
+    }
   }
   --state.hanging;
   return woken;
@@ -138,21 +143,29 @@ Result<std::unique_ptr<CompilerSession>> FakeDriver::startSession(support::TempD
 
 Result<CompileReport> FakeDriver::runPlain(support::CleanupScope&, const CompileCommand& command,
                                            std::chrono::milliseconds timeout,
-                                           const std::atomic<bool>* cancel, support::Spawner*) {
+                                           const std::atomic<bool>* cancel, support::Spawner*,
+                                           support::Interrupt* interrupt) {
   FakeModule module = moduleFor(command);
   bool optimization = isOptimization(command);
   {
     std::lock_guard lock(state_->mutex);
     ++(optimization ? state_->optimized : state_->plain);
   }
+  // Woken early: by the caller's interrupt (kInterrupted, as runCompile
+  // says), else cancelled or released.
+  auto stopped = [&] {
+    if (interrupt != nullptr && interrupt->requested())
+      return makeError(ErrorCode::kInterrupted, "fake compiler interrupted; killed");
+    return makeError(ErrorCode::kInternal, "fake compiler: cancelled");
+  };
   CompileReport report;
   if (optimization && module.optimizeTime.count() > 0 &&
-      hangUntil(*state_, Clock::now() + module.optimizeTime, cancel))
-    return makeError(ErrorCode::kInternal, "fake compiler: cancelled");
+      hangUntil(*state_, Clock::now() + module.optimizeTime, cancel, interrupt))
+    return stopped();
   switch (optimization ? module.optimizeFault : module.baselineFault) {
   case FakeFault::kHang:
-    if (hangUntil(*state_, Clock::now() + timeout, cancel))
-      return makeError(ErrorCode::kInternal, "fake compiler: cancelled");
+    if (hangUntil(*state_, Clock::now() + timeout, cancel, interrupt))
+      return stopped();
     return makeError(ErrorCode::kTimeout, "fake compiler did not finish within {} ms; killed",
                      timeout.count());
   case FakeFault::kDie:

@@ -25,8 +25,10 @@
 ///
 /// Thread safety: every member is thread-safe; sessions are used by one
 /// thread at a time (as CompilerSession requires). Blocking: only kHang
-/// blocks, until the compile timeout, the caller's cancel flag
-/// (SessionLimits::cancel, runPlain's `cancel`) or releaseHangs().
+/// (and optimizeTime) blocks, until the compile timeout, the caller's cancel
+/// flag (SessionLimits::cancel, runPlain's `cancel`), runPlain's armed
+/// `interrupt` saying yes (kInterrupted; asked every few milliseconds) or
+/// releaseHangs().
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_TESTING_FAKE_DRIVER_H
@@ -119,9 +121,8 @@ public:
   Result<std::unique_ptr<CompilerSession>>
   startSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits) override;
   Result<CompileReport> runPlain(support::CleanupScope& scope, const CompileCommand& command,
-                                 std::chrono::milliseconds timeout,
-                                 const std::atomic<bool>* cancel,
-                                 support::Spawner* spawner) override;
+                                 std::chrono::milliseconds timeout, const std::atomic<bool>* cancel,
+                                 support::Spawner* spawner, support::Interrupt* interrupt) override;
   /// Reads the score the fake wrote into the command's object file.
   Result<ModuleScore> score(ScoreKind kind, const CompileCommand& command) override;
 
@@ -166,10 +167,11 @@ private:
   std::shared_ptr<State> state_;
 };
 
-/// Blocks like a hung compiler until `deadline`, `cancel` or releaseHangs():
-/// true when woken early (cancelled or released), false at the deadline.
+/// Blocks like a hung compiler until `deadline`, `cancel`, `interrupt`
+/// (asked unlocked, when armed) or releaseHangs(): true when woken early
+/// (cancelled, interrupted or released), false at the deadline.
 bool hangUntil(FakeDriver::State& state, std::chrono::steady_clock::time_point deadline,
-               const std::atomic<bool>* cancel);
+               const std::atomic<bool>* cancel, support::Interrupt* interrupt = nullptr);
 
 /// A recorded stream checked into tests/data/streams/ (see its README),
 /// e.g. "inlining.stream". kNotFound naming the file.

@@ -167,3 +167,70 @@ def test_ctrl_c_ends_a_lone_step_waiting_on_a_stopped_clang_within_200ms():
         for pid in processes_naming(scratch):
             os.kill(pid, signal.SIGKILL)
         subprocess.run(["rm", "-rf", scratch], check=False)
+
+
+# The same for a module's first regalloc reset, which builds its optimised IR on the
+# calling thread: a clang wrapper stops itself in place of that optimising compile
+# (deterministic: it hangs until killed), and Ctrl-C must end the reset promptly, kill
+# it and cache nothing.
+STOPPING_OPTIMISER = textwrap.dedent("""\
+    #!/bin/sh
+    case " $* " in *" -emit-llvm-bc "*) kill -STOP $$ ;; esac
+    exec clang-22 "$@"
+""")
+
+LONE_REGALLOC_RESET_INTERRUPTED = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import mlgo_env
+    scratch, clang = sys.argv[1], sys.argv[2]
+    env = mlgo_env.make("regalloc", disk_cache=False, temp_dir=scratch, clang=clang)
+    def stopped_optimiser():
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read()
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if b"-emit-llvm-bc" in argv and scratch.encode() in argv and state == "T":
+                return True
+        return False
+    sent = []
+    def interrupt_once_it_hangs():
+        deadline = time.monotonic() + 30
+        while not stopped_optimiser() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt_once_it_hangs, daemon=True).start()
+    try:
+        env.reset(options={"module": "bignum.o"})
+        print("reset returned", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted after %.3f" % (time.monotonic() - sent[0]), flush=True)
+""")
+
+
+def test_ctrl_c_ends_a_lone_regalloc_reset_waiting_on_its_stopped_optimising_clang():
+    scratch = tempfile.mkdtemp(prefix="mlgo-pytest-optir-")
+    with tempfile.TemporaryDirectory(prefix="mlgo-pytest-wrapper-") as wrapper_dir:
+        clang = os.path.join(wrapper_dir, "clang")
+        with open(clang, "w") as f:
+            f.write(STOPPING_OPTIMISER)
+        os.chmod(clang, 0o755)
+        try:
+            done = subprocess.run([sys.executable, "-c", LONE_REGALLOC_RESET_INTERRUPTED,
+                                   scratch, clang],
+                                  capture_output=True, text=True, timeout=120,
+                                  env=dict(os.environ))
+            assert done.stdout.startswith("interrupted after"), done.stdout + done.stderr
+            assert float(done.stdout.split()[-1]) < 1.0, done.stdout
+            assert wait_for(lambda: not processes_naming(scratch), 10), \
+                f"compilers left: {processes_naming(scratch)}"
+            assert os.listdir(scratch) == []
+        finally:
+            for pid in processes_naming(scratch):
+                os.kill(pid, signal.SIGKILL)
+            subprocess.run(["rm", "-rf", scratch], check=False)

@@ -29,12 +29,17 @@
 /// the timeouts passed in. A call must also return within milliseconds once
 /// its cancellation flag turns true: `cancel` for runPlain(),
 /// SessionLimits::cancel for a session's calls (the real driver gets this
-/// from SessionLimits::spawner, whose stop kills its processes).
+/// from SessionLimits::spawner, whose stop kills its processes). runPlain()
+/// with an armed `interrupt` (support/interrupt.h) asks it at least every
+/// kInterruptSlice on the calling thread and, once it says yes, stops the
+/// compile (killed and reaped, its object file removed) and returns
+/// kInterrupted within that slice.
 ///
 /// Errors are values, with the codes compiler_session.h and clang_probe.h
 /// document: kNotFound (no such compiler), kCompiler (it failed, crashed or
-/// sent a malformed stream), kTimeout (a timeout passed), kUnsupported (the
-/// probe: the compiler cannot run the problem), kIo.
+/// sent a malformed stream), kTimeout (a timeout passed), kInterrupted (the
+/// caller's interrupt stopped it), kUnsupported (the probe: the compiler
+/// cannot run the problem), kIo.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_COMPILER_DRIVER_H
@@ -81,12 +86,13 @@ public:
   /// (startCompilerSession).
   virtual Result<std::unique_ptr<CompilerSession>>
   startSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits) = 0;
-  /// Runs a plain compile to completion (runCompile).
+  /// Runs a plain compile to completion (runCompile). `interrupt`: the
+  /// calling thread's stop request, or null (see Blocking above).
   virtual Result<CompileReport> runPlain(support::CleanupScope& scope,
                                          const CompileCommand& command,
                                          std::chrono::milliseconds timeout,
-                                         const std::atomic<bool>* cancel,
-                                         support::Spawner* spawner) = 0;
+                                         const std::atomic<bool>* cancel, support::Spawner* spawner,
+                                         support::Interrupt* interrupt) = 0;
   /// The score of a finished compile's outputs (scoreCompile): the object
   /// file, and for regalloc problems the remarks file.
   virtual Result<ModuleScore> score(ScoreKind kind, const CompileCommand& command) = 0;

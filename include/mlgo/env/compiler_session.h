@@ -192,12 +192,17 @@ startCompilerSession(support::TempDir dir, CompileCommand command, const Session
 /// kTimeout after `timeout` (the compiler is killed), kCompiler unless it
 /// exited with 0 and wrote the object file. `cancel`, when set to true by
 /// another thread, kills the compile within a few milliseconds (kInternal
-/// "cancelled").
+/// "cancelled"). `interrupt` (support/interrupt.h; null = none), when armed,
+/// is asked at least every kInterruptSlice on the calling thread; a yes
+/// kills the compile within that slice (kInterrupted). Whenever the compile
+/// is killed, its process group is reaped and its object file (partial
+/// output) removed before the call returns.
 /// The compiler is registered in `scope`; `spawner` null = the scope's.
 Result<CompileReport> runCompile(support::CleanupScope& scope, const CompileCommand& command,
                                  std::chrono::milliseconds timeout,
                                  const std::atomic<bool>* cancel = nullptr,
-                                 support::Spawner* spawner = nullptr);
+                                 support::Spawner* spawner = nullptr,
+                                 support::Interrupt* interrupt = nullptr);
 
 /// The tail of a compiler's output suitable for an error message: the last
 /// `maxLines` non-empty lines, indented.

@@ -35,7 +35,13 @@
 /// by another process sharing the cache); the default score is computed on
 /// the same path, so the default policy still scores reward 0. A module
 /// whose optimisation fails fails its reset (kCompiler naming the module
-/// and the step). ThinLTO modules and driver commands are compiled in full.
+/// and the step). That first reset blocks for the build (a job slot, then
+/// the optimising compile, each bounded by the compile timeout) or, when
+/// another episode builds the module, until it is done; reset's `stop`
+/// interrupts either wait like any other (below): the compile is killed and
+/// reaped, its partial output removed, nothing is cached, and the next
+/// reset builds again. ThinLTO modules and driver commands are compiled in
+/// full.
 /// EnvironmentOptions::fullCompile turns the path off.
 ///
 /// Forks. EpisodeOptions::actions replays a recorded prefix: the episode
@@ -302,11 +308,11 @@ public:
   ///
   /// `stop` (reset, step, finishStep): a check the call asks at least every
   /// support::kInterruptSlice while it waits (for a job slot, clang, the
-  /// default compile), on the calling thread (support/interrupt.h). Once
-  /// it returns true the call stops within a slice: the episode fails with
-  /// kInterrupted and its compiler is killed and reaped. Null = no check
-  /// (the waits then never wake early). The check must not call into this
-  /// Environment's episode.
+  /// default compile, a module's first optimised-IR build), on the calling
+  /// thread (support/interrupt.h). Once it returns true the call stops
+  /// within a slice: the episode fails with kInterrupted and its compiler
+  /// is killed and reaped. Null = no check (the waits then never wake
+  /// early). The check must not call into this Environment's episode.
   Result<ResetResult> reset(const ResetRequest& request,
                             const support::InterruptCheck* stop = nullptr);
   /// Answers the episode's pending decision with `action`; `result` gets
@@ -350,8 +356,9 @@ public:
   /// What episodes of `module` compile, made ready now: for the register
   /// allocation problems (unless fullCompile), its optimised IR is loaded
   /// and validated, or built and cached; otherwise the corpus module itself.
-  /// Blocks while building (a job slot, the compile timeout). kNotFound for
-  /// an unknown module; build errors name the module.
+  /// Blocks while building (a job slot, the compile timeout); not
+  /// interruptible (no `stop`: only shutdown() ends the build early).
+  /// kNotFound for an unknown module; build errors name the module.
   Result<PreparedModule> prepareModule(std::string_view module);
 
   /// Episodes currently open.
