@@ -23,17 +23,18 @@ def rows(n=600, seed=0):
                             rng.integers(1, 5000, n)]).astype(float)
 
 
-def space(seed=1, hidden=4):
+def space(seed=1, hidden=4, bound=None):
     rng = np.random.default_rng(seed)
     return rp.ResidualSpace("inlining", NAMES, rng.normal(0, 1, 5), rng.uniform(0.5, 2, 5),
                             Layer(rng.normal(0, 1, (5, hidden)), rng.normal(0, 0.3, hidden),
-                                  "relu"))
+                                  "relu"), bound)
 
 
+@pytest.mark.parametrize("bound", [None, 40.0])
 @pytest.mark.parametrize("shift", [0.0, -20.0, 35.0])
-def test_a_silent_network_is_the_constant_shift(shift):
+def test_a_silent_network_is_the_constant_shift(shift, bound):
     r = rows()
-    s = space()
+    s = space(bound=bound)
     u = rp.with_scale(np.arange(1.0, 6.0), 0.0, shift)
     mine = s.policy(u).decisions(r[:, :5])
     theirs = shift_policy("inlining", shift)
@@ -43,20 +44,26 @@ def test_a_silent_network_is_the_constant_shift(shift):
         assert np.array_equal(mine, r[:, 2].astype(np.int8))
 
 
-def test_the_file_form_computes_margin_plus_shift_plus_network():
+@pytest.mark.parametrize("bound", [None, 8.0])
+def test_the_file_form_computes_margin_plus_shift_plus_network(bound):
     r = rows(50)
-    s = space()
+    s = space(bound=bound)
     u = np.array([3.0, -7.0, 11.0, 0.5, -12.5])
     p = s.policy(u)
+    assert len(p.layers) == (2 if bound is None else 3)
     m, a = s.parts(r)
-    expected = m + a @ u[:-1] + u[-1]
+    g = a @ u[:-1]
+    if bound is not None:
+        assert (np.abs(g) > bound).any() and (np.abs(g) < bound).any()
+        g = np.clip(g, -bound, bound)
+    expected = m + g + u[-1]
     assert np.allclose(p.logits(r), expected, rtol=0, atol=1e-9)
     assert np.allclose(p.exact_logits(r), expected, rtol=0, atol=1e-9)
-    assert np.allclose(s.residual(u, r), a @ u[:-1])
+    assert np.allclose(s.residual(u, r), g)
     q = policy_from_json(p.to_json(), "round trip")
     assert q.to_json()["version"] == 2 and q.margin == rp.MARGIN_SPEC
     s2, u2 = rp.space_of(q)
-    assert np.array_equal(u2, u)
+    assert np.array_equal(u2, u) and s2.bound == bound
     assert np.array_equal(s2.policy(u2).decisions(r), p.decisions(r))
 
 
@@ -68,6 +75,10 @@ def test_space_of_refuses_other_forms():
     q.layers[0].weights[1, 0] = 0.5  # the margin's pass-through now reads a feature
     with pytest.raises(PolicyError, match="not a residual margin policy"):
         rp.space_of(q)
+    b = space(bound=20.0).policy(np.ones(5))
+    b.layers[1].bias[3] = -19.0  # the clip is no longer symmetric
+    with pytest.raises(PolicyError, match="not a residual margin policy"):
+        rp.space_of(b)
 
 
 def test_the_fit_learns_what_no_constant_shift_can():
@@ -80,5 +91,10 @@ def test_the_fit_learns_what_no_constant_shift_can():
     fit = rp.fit("inlining", NAMES, r, target, shift=0.0, hidden=8, l2=1e-4, epochs=1500)
     assert fit.agreement > fit.base_agreement + 0.03
     assert fit.agreement > 0.95
+    bounded = rp.fit("inlining", NAMES, r, target, shift=0.0, hidden=8, l2=1e-4,
+                     epochs=1500, bound=40.0)
+    assert bounded.space.bound == 40.0
+    assert bounded.agreement > bounded.base_agreement + 0.03
+    assert np.max(np.abs(bounded.space.residual(bounded.u, r))) <= 40.0
     with pytest.raises(ValueError, match="needs the feature"):
         rp.fit("inlining", NAMES[1:], r[:, 1:], target, shift=0.0)

@@ -90,6 +90,9 @@ def inlining_policies(observations):
     hidden = Layer(rng.normal(0, 1.0 / np.sqrt(n), (n, 5)), rng.normal(0, 0.3, 5), "relu")
     space = ResidualSpace("inlining", names, mean, std, hidden)
     policies["v2-residual"] = space.policy(np.concatenate([rng.normal(0, 15, 5), [-20.0]]))
+    space.bound = 25.0  # three layers: g clipped to [-25, 25]
+    policies["v2-residual-bounded"] = space.policy(np.concatenate([rng.normal(0, 30, 5),
+                                                                   [-10.0]]))
     return policies
 
 

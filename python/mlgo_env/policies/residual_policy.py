@@ -18,6 +18,13 @@ margin block, a relu layer whose first two units pass the margin through
 a linear layer with weights ``(1, -1, v)`` and bias ``shift``. The C++ runner of
 ``mlgo-env launch`` and ``trace --policy`` runs it with identical decisions.
 
+A *bounded* residual clips ``g`` to ``[-B, B]`` cost units: only call sites whose shifted
+margin is within ``B`` of the boundary can change their decision, so the network refines
+the shift near the boundary instead of overruling clang far from it. The file has one
+more relu layer for the clip (``clip(g, -B, B) = relu(g + B) - relu(g - B) - B``, the
+margin passed through again): layer 2's units are ``relu(m), relu(-m), relu(g + B),
+relu(g - B)``, layer 3 is linear with weights ``(1, -1, 1, -1)`` and bias ``shift - B``.
+
 :func:`fit` is behavioural cloning of chosen decisions (the per-module best trajectories
 of a grouped-flip search, mlgo_env.training.grouped_flips): logistic regression of the
 0/1 decisions on ``(m + shift + g(x)) / temperature`` with the margin's coefficient fixed
@@ -49,6 +56,8 @@ class ResidualSpace:
     mean: np.ndarray
     std: np.ndarray
     hidden: Layer  # [features, hidden] over the standardised features, relu
+    #: g is clipped to [-bound, bound] cost units (None: unbounded)
+    bound: float | None = None
 
     @property
     def size(self) -> int:
@@ -62,11 +71,22 @@ class ResidualSpace:
         first = np.zeros((1 + n, 2 + h))
         first[0, 0], first[0, 1] = 1.0, -1.0       # relu(m) and relu(-m)
         first[1:, 2:] = self.hidden.weights
-        bias = np.concatenate([[0.0, 0.0], self.hidden.bias])
-        out = np.concatenate([[1.0, -1.0], u[:-1]])[:, None]
+        layers = [Layer(first, np.concatenate([[0.0, 0.0], self.hidden.bias]), "relu")]
+        if self.bound is None:
+            out = np.concatenate([[1.0, -1.0], u[:-1]])[:, None]
+            layers.append(Layer(out, u[-1:].copy(), "linear"))
+        else:
+            # relu(m), relu(-m) again, then relu(g + B) and relu(g - B): their difference
+            # minus B is g clipped to [-B, B].
+            b = float(self.bound)
+            second = np.zeros((2 + h, 4))
+            second[0, 0], second[1, 0], second[0, 1], second[1, 1] = 1.0, -1.0, -1.0, 1.0
+            second[2:, 2] = second[2:, 3] = u[:-1]
+            layers += [Layer(second, np.array([0.0, 0.0, b, -b]), "relu"),
+                       Layer(np.array([[1.0], [-1.0], [1.0], [-1.0]]),
+                             np.array([u[-1] - b]), "linear")]
         return Policy(self.problem, list(self.features), self.mean.copy(), self.std.copy(),
-                      [Layer(first, bias, "relu"), Layer(out, u[-1:].copy(), "linear")],
-                      dict(metadata or {}), ["signed-log1p"] * len(self.features),
+                      layers, dict(metadata or {}), ["signed-log1p"] * len(self.features),
                       dict(MARGIN_SPEC), "logit>0")
 
     def parts(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -79,11 +99,14 @@ class ResidualSpace:
 
     def logits(self, u: np.ndarray, rows: np.ndarray) -> np.ndarray:
         m, a = self.parts(rows)
-        return m + a @ np.asarray(u[:-1], float) + float(u[-1])
+        return m + self.clip(a @ np.asarray(u[:-1], float)) + float(u[-1])
 
     def residual(self, u: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """g(x) alone (cost units), without margin and shift."""
-        return self.parts(rows)[1] @ np.asarray(u[:-1], float)
+        """g(x) alone (cost units, clipped to the bound), without margin and shift."""
+        return self.clip(self.parts(rows)[1] @ np.asarray(u[:-1], float))
+
+    def clip(self, g: np.ndarray) -> np.ndarray:
+        return g if self.bound is None else np.clip(g, -self.bound, self.bound)
 
 
 @dataclass
@@ -96,11 +119,14 @@ class Fit:
 
 def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.ndarray,
         shift: float, hidden: int = 16, l2: float = 1e-2, temperature: float = 10.0,
-        epochs: int = 1500, lr: float = 0.01, seed: int = 0) -> Fit:
+        epochs: int = 1500, lr: float = 0.01, seed: int = 0,
+        bound: float | None = None) -> Fit:
     """The residual policy imitating the 0/1 `decisions` of raw `rows` (columns:
     `features`, which must hold threshold, cost_estimate and inlining_default), starting
     from the constant `shift`. Full-batch Adam on the logistic loss of
-    ``(m + shift + c + g(x)) / temperature``; `l2` decays W, v and c (c joins the shift)."""
+    ``(m + shift + c + g(x)) / temperature``, g clipped to [-bound, bound] when a bound
+    is given (decisions farther from the boundary cannot be moved and teach nothing);
+    `l2` decays W, v and c (c joins the shift)."""
     features = list(features)
     missing = [f for f in (MARGIN_PLUS, MARGIN_MINUS, DEFAULT_FEATURE) if f not in features]
     if missing:
@@ -119,16 +145,19 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
               np.zeros(hidden), np.zeros(1)]
     mom = [np.zeros_like(p) for p in params]
     vel = [np.zeros_like(p) for p in params]
+    inner = np.inf if bound is None else bound / temperature
     for step in range(1, epochs + 1):
         w1, b1, v, c = params
         pre = x @ w1 + b1
         a = np.maximum(pre, 0.0)
-        logit = np.clip((m / temperature) + a @ v + c[0], -60, 60)
+        r = a @ v
+        logit = np.clip((m / temperature) + np.clip(r, -inner, inner) + c[0], -60, 60)
         p = 1.0 / (1.0 + np.exp(-logit))
         g = (p - y) / max(len(y), 1)
-        gv = a.T @ g + l2 * v
+        gr = g * (np.abs(r) < inner)  # no gradient through the clip
+        gv = a.T @ gr + l2 * v
         gc = np.array([g.sum() + l2 * c[0]])
-        ga = np.outer(g, v) * (pre > 0)
+        ga = np.outer(gr, v) * (pre > 0)
         gw1 = x.T @ ga + l2 * w1
         gb1 = ga.sum(axis=0)
         for i, grad in enumerate((gw1, gb1, gv, gc)):
@@ -137,7 +166,7 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
             params[i] = params[i] - lr * (mom[i] / (1 - 0.9 ** step)) / (
                 np.sqrt(vel[i] / (1 - 0.999 ** step)) + 1e-8)
     w1, b1, v, c = params
-    space = ResidualSpace(problem, features, mean, std, Layer(w1, b1, "relu"))
+    space = ResidualSpace(problem, features, mean, std, Layer(w1, b1, "relu"), bound)
     u = np.concatenate([v * temperature, [shift + c[0] * temperature]])
     label = y > 0.5
     agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(y) else 1.0
@@ -158,18 +187,32 @@ def with_scale(u: np.ndarray, scale: float, shift: float | None = None) -> np.nd
 def space_of(policy: Policy) -> tuple[ResidualSpace, np.ndarray]:
     """The residual space of a residual policy and its search vector (resuming);
     PolicyError when `policy` is not of this form."""
+    layers = policy.layers
     ok = (policy.margin == MARGIN_SPEC and policy.decision == "logit>0"
-          and len(policy.layers) == 2 and policy.layers[0].activation == "relu"
-          and policy.layers[1].activation == "linear")
+          and len(layers) in (2, 3) and layers[0].activation == "relu"
+          and layers[-1].activation == "linear")
     if ok:
-        first, out = policy.layers
+        first = layers[0]
         ok = (np.array_equal(first.weights[0, :2], [1.0, -1.0])
               and not first.weights[1:, :2].any() and not first.weights[0, 2:].any()
-              and not first.bias[:2].any() and np.array_equal(out.weights[:2, 0], [1.0, -1.0]))
+              and not first.bias[:2].any())
+    bound = None
+    if ok and len(layers) == 2:
+        v, shift = layers[1].weights[2:, 0], layers[1].bias[0]
+        ok = np.array_equal(layers[1].weights[:2, 0], [1.0, -1.0])
+    elif ok:
+        second, out = layers[1], layers[2]
+        bound = float(second.bias[2]) if second.bias.shape == (4,) else -1.0
+        v, shift = second.weights[2:, 2], out.bias[0] + bound
+        ok = (second.activation == "relu" and bound > 0
+              and np.array_equal(second.bias, [0.0, 0.0, bound, -bound])
+              and np.array_equal(second.weights[:2], [[1.0, -1.0, 0, 0], [-1.0, 1.0, 0, 0]])
+              and np.array_equal(second.weights[2:, 3], v) and not second.weights[2:, :2].any()
+              and np.array_equal(out.weights[:, 0], [1.0, -1.0, 1.0, -1.0]))
     if not ok:
         raise PolicyError("the policy is not a residual margin policy "
                           "(see mlgo_env.policies.residual_policy)")
     space = ResidualSpace(policy.problem, list(policy.features), policy.mean.copy(),
                           policy.std.copy(), Layer(first.weights[1:, 2:].copy(),
-                                                   first.bias[2:].copy(), "relu"))
-    return space, np.concatenate([out.weights[2:, 0], out.bias[:1]])
+                                                   first.bias[2:].copy(), "relu"), bound)
+    return space, np.concatenate([v, [shift]])

@@ -64,7 +64,10 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "modules; the best is where the network starts")
     p.add_argument("--residual-scales", default="0,0.5,1,2",
                    help="residual: the network's output scales tried before its ES (0: the "
-                        "base shift alone)")
+                        "fitted shift alone)")
+    p.add_argument("--residual-bound", type=float, default=40.0,
+                   help="residual: the network moves clang's margin by at most this many "
+                        "cost units (0: unbounded)")
     p.add_argument("--temperature", type=float, default=10.0,
                    help="residual: the logistic fit's scale in clang cost units")
     p.add_argument("--explore-batch", type=int, default=0,

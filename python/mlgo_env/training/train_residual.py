@@ -6,11 +6,14 @@ shift (mlgo_env.policies.residual_policy).
 2. Greedy searches of grouped flips start from the base's trajectories (flipping the
    base's decisions; mlgo_env.training.grouped_flips) for --flip-share of the budget; the
    decisions of each module's best trajectory are the labels.
-3. The residual network is fitted to them: inline iff m + shift + g(x) > 0, ``g`` pulled
-   towards 0 by --l2, so where the labels say nothing it decides as the base.
-4. The network's output is scored at the scales of --residual-scales (scale 0 is the base
-   itself, the first incumbent); an ES over (v, shift) goes on from the best, exploring
-   (more groups, new modules) and refitting as the imitation method does.
+3. The residual network is fitted to them: inline iff m + shift + g(x) > 0, ``g`` clipped
+   to +-(--residual-bound) cost units (only call sites near the shifted boundary can
+   move; 0: unbounded) and pulled towards 0 by --l2, so where the labels say nothing it
+   decides as the base.
+4. The network's output is scored at the scales of --residual-scales (scale 0: the
+   fitted shift alone); an ES over (v, shift) goes on from the best, exploring (more
+   groups, new modules) and refitting as the imitation method does. The base shift
+   itself is the first incumbent.
 
 Everything else (exploration, refits, incumbents checked on the check modules, selection
 against the one-number baselines) is mlgo_env.training.train_network's.
@@ -63,14 +66,15 @@ class ResidualMethod:
         col = labels.names.index("inlining_default")
         decisions = ((labels.rows[:, col] > 0.5) != (labels.rewards > 0)).astype(float)
         fitted = rp.fit(a.problem, labels.names, labels.rows, decisions, self.base_shift,
-                        hidden=a.hidden, l2=a.l2, temperature=a.temperature, seed=a.seed)
+                        hidden=a.hidden, l2=a.l2, temperature=a.temperature, seed=a.seed,
+                        bound=a.residual_bound or None)
         self.clock.times["fitting"] += time.monotonic() - t
         g = fitted.space.residual(fitted.u, labels.rows)
         self.log(f"residual network fitted on {len(decisions)} decisions of "
                  f"{len(set(labels.modules))} modules: it agrees with {fitted.agreement:.2%} "
                  f"of them (the constant shift alone {fitted.base_agreement:.2%}); shift "
                  f"{fitted.u[-1]:+.2f}, |g| mean {np.mean(np.abs(g)) if len(g) else 0:.2f} "
-                 "cost units")
+                 f"cost units (bound {a.residual_bound:g}; 0: none)")
         return fitted.space, fitted.u
 
     def residual_base(self, cspace: rp.ResidualSpace, u_fit: np.ndarray) -> np.ndarray:
