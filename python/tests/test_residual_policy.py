@@ -98,3 +98,24 @@ def test_the_fit_learns_what_no_constant_shift_can():
     assert np.max(np.abs(bounded.space.residual(bounded.u, r))) <= 40.0
     with pytest.raises(ValueError, match="needs the feature"):
         rp.fit("inlining", NAMES[1:], r[:, 1:], target, shift=0.0)
+
+
+def test_paired_margin_is_the_score_difference_and_its_standard_error():
+    from mlgo_env.episodes import EpisodeResult
+    from mlgo_env.training.search import objective, objective_terms, paired_margin
+
+    def results(policy_scores, defaults):
+        return [EpisodeResult(f"m{i}", 1 - p / d, p, d, 1, 0.0, 0.0, 0.0)
+                for i, (p, d) in enumerate(zip(policy_scores, defaults))]
+    defaults = [100.0, 2000.0, 50.0, 400.0]
+    a = results([90.0, 2010.0, 49.0, 380.0], defaults)
+    b = results([101.0, 1990.0, 50.0, 400.0], defaults)
+    for w in (0.0, 0.5, 1.0):
+        assert objective_terms(a, w).mean() == pytest.approx(objective(a, w))
+        margin, se = paired_margin(a, b, w)
+        assert margin == pytest.approx(objective(a, w) - objective(b, w))
+        diff = objective_terms(a, w) - objective_terms(b, w)
+        assert se == pytest.approx(np.std(diff, ddof=1) / 2.0)
+    assert paired_margin(a, a, 0.5) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="not of the same modules"):
+        paired_margin(a, b[::-1], 0.5)

@@ -38,6 +38,30 @@ def objective(results: Sequence[ep.EpisodeResult], total_weight: float) -> float
     return (1.0 - total_weight) * s["reward_mean"] - total_weight * s["total_change"]
 
 
+def objective_terms(results: Sequence[ep.EpisodeResult], total_weight: float) -> np.ndarray:
+    """Per-module terms whose mean is :func:`objective`: ``(1 - w) * reward_i + w * n *
+    (default_i - policy_i) / sum(default)``."""
+    d = np.asarray([r.default_score for r in results], dtype=np.float64)
+    p = np.asarray([r.policy_score for r in results], dtype=np.float64)
+    r = np.asarray([r.reward for r in results], dtype=np.float64)
+    total = d.sum() or 1.0
+    return (1.0 - total_weight) * r + total_weight * len(d) * (d - p) / total
+
+
+def paired_margin(a: Sequence[ep.EpisodeResult], b: Sequence[ep.EpisodeResult],
+                  total_weight: float) -> tuple[float, float]:
+    """(objective(a) - objective(b), the standard error of that difference) for two
+    policies played on the same modules in the same order, from the per-module terms'
+    paired differences (0 with fewer than two modules)."""
+    if [r.module for r in a] != [r.module for r in b]:
+        raise ValueError("paired_margin: the two result lists are not of the same modules")
+    diff = objective_terms(a, total_weight) - objective_terms(b, total_weight)
+    if len(diff) == 0:
+        return 0.0, 0.0
+    se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+    return float(diff.mean()), se
+
+
 @dataclass
 class ElitistES:
     """(1+lambda)-ES with mirrored sampling and a gradient-step candidate."""

@@ -37,8 +37,10 @@ trace, then an evolution-strategies search, judged on held-out modules.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the learned result. It must then beat, on those check
    modules, clang's margin moved by each constant of --baseline-shifts and "no optional
-   inline" (mlgo_env.training.baselines); if one of them scores higher, it is the result
-   and the log says so. Validation modules are never used to choose.
+   inline" (mlgo_env.training.baselines), by more than --selection-z standard errors of
+   the per-module differences of its score and the best baseline's (a margin a handful of
+   modules cannot make); otherwise that baseline is the result and the log says so.
+   Validation modules are never used to choose.
 
 Writes OUTPUT (the policy JSON, see mlgo_env.policies.policy), OUTPUT.warmstart.json,
 OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
@@ -77,7 +79,7 @@ from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
 from .baselines import no_inline_policy, parse_shifts, shift_policy
 from .module_sets import choose_modules
 from .replay import ReplayCache, seed_from_trace
-from .search import CoordinateSearch, ElitistES, objective
+from .search import CoordinateSearch, ElitistES, objective, paired_margin
 from .train_args import parse_args as _parse_args
 from .train_imitation import ImitationMethod
 from .train_margin import MarginMethod
@@ -276,8 +278,9 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod):
     def against_baselines(self, pool: ep.EpisodePool, cache: ReplayCache, best: Policy,
                           check: list[str]) -> Policy:
         """`best` scored on the check modules beside each --baseline-shifts constant shift
-        and no optional inline; the highest score is the result (the log says when a
-        baseline wins)."""
+        and no optional inline; the highest score is the result, except that the learned
+        policy must beat the best baseline by more than --selection-z standard errors
+        (`significant`). The log says when a baseline wins."""
         a = self.args
         shifts = parse_shifts(a.baseline_shifts)
         # The residual method's first incumbent is its base shift: not learned.
@@ -296,6 +299,8 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod):
             self.log(f"  check modules, {name}: score {rows[name]['score']:+.5f}, total "
                      f"{s['total_change'] * 100:+.2f}%, mean reward {s['reward_mean']:+.5f}")
         winner = max(range(len(named)), key=lambda i: (rows[named[i][0]]["score"], i == 0))
+        if winner == 0 and first == "learned" and len(named) > 1:
+            winner = self.significant(named, table, rows, check)
         name, policy = named[winner]
         if winner or first != "learned":
             self.log(f"the learned policy does not beat {name} on the check modules: the "
@@ -308,6 +313,22 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod):
         self.history.append({"phase": "selection", "chosen": name, **{
             k: v["score"] for k, v in rows.items()}})
         return policy
+
+    def significant(self, named: list, table: list, rows: dict, check: list[str]) -> int:
+        """0 when the learned policy (named[0]) beats the best baseline on the check
+        modules by more than --selection-z standard errors of the per-module
+        differences of their scores; else that baseline's index. Records the margin."""
+        a = self.args
+        best = max(range(1, len(named)), key=lambda i: rows[named[i][0]]["score"])
+        margin, se = paired_margin(table[0], table[best], a.total_weight)
+        rows["learned"].update({"margin": margin, "standard_error": se,
+                                "against": named[best][0], "z": a.selection_z})
+        if margin > a.selection_z * se:
+            return 0
+        self.log(f"the learned policy beats {named[best][0]} on the check modules by "
+                 f"{margin:+.5f}, within {a.selection_z:g} standard error(s) ({se:.5f}) of "
+                 f"the per-module differences: not enough to tell it from noise")
+        return best
 
     def checkpoint(self, path: str, es: CoordinateSearch | ElitistES, iteration: int,
                    warm: Policy) -> None:

@@ -79,6 +79,10 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--baseline-shifts", default="-40,-20,-10,10,20,40",
                    help="constant margin shifts (cost units) the chosen policy must beat on "
                         "the check modules (with no optional inline); '' for none")
+    p.add_argument("--selection-z", type=float, default=1.0,
+                   help="the learned policy is written only if it beats the best baseline on "
+                        "the check modules by more than this many standard errors of the "
+                        "per-module differences (0: by any margin)")
     p.add_argument("--pairs", type=int, default=4, help="es: mirrored pairs per round")
     p.add_argument("--total-weight", type=float, default=0.5,
                    help="weight of the total-bytes reduction in the score (the rest: the "
