@@ -1,0 +1,69 @@
+"""The trainer's last choice: the incumbent best on the check modules against the
+one-number baselines there (mlgo_env.training.train documents the rule)."""
+
+from __future__ import annotations
+
+from .. import episodes as ep
+from ..policies.policy import Policy
+from .baselines import no_inline_policy, parse_shifts, shift_policy
+from .replay import ReplayCache
+from .search import objective, paired_margin
+
+
+class Selection:
+    """Mixed into mlgo_env.training.train.Trainer (uses its args, clock, log, history)."""
+
+    def against_baselines(self, pool: ep.EpisodePool, cache: ReplayCache, best: Policy,
+                          check: list[str]) -> Policy:
+        """`best` scored on the check modules beside each --baseline-shifts constant shift
+        and no optional inline; the highest score is the result, except that the learned
+        policy must beat the best baseline by more than --selection-z standard errors
+        (`significant`). The log says when a baseline wins."""
+        a = self.args
+        shifts = parse_shifts(a.baseline_shifts)
+        # The residual method's first incumbent is its base shift: not learned.
+        first = str(best.metadata.get("baseline") or "learned")
+        named = ([(first, best)]
+                 + [(f"constant shift {s:+g}", shift_policy(a.problem, s)) for s in shifts]
+                 + [("no optional inline", no_inline_policy(a.problem))])
+        table, played = cache.evaluate(pool, [p for _, p in named], check)
+        self.clock.account(played, len(named) * len(check) - len(played),
+                           cache.last_seconds[1], cache.last_seconds[0], "selection")
+        rows = {}
+        for (name, _), results in zip(named, table):
+            s = ep.summarise(results)
+            rows[name] = {"score": objective(results, a.total_weight),
+                          "total_change": s["total_change"], "reward_mean": s["reward_mean"]}
+            self.log(f"  check modules, {name}: score {rows[name]['score']:+.5f}, total "
+                     f"{s['total_change'] * 100:+.2f}%, mean reward {s['reward_mean']:+.5f}")
+        winner = max(range(len(named)), key=lambda i: (rows[named[i][0]]["score"], i == 0))
+        if winner == 0 and first == "learned" and len(named) > 1:
+            winner = self.significant(named, table, rows, check)
+        name, policy = named[winner]
+        if winner or first != "learned":
+            self.log(f"the learned policy does not beat {name} on the check modules: the "
+                     f"result is {name}")
+            policy.metadata.update({k: v for k, v in best.metadata.items()
+                                    if k in ("labels", "search_flip_rate")})
+        else:
+            self.log("the learned policy beats every one-number baseline on the check modules")
+        policy.metadata["selection"] = {"chosen": name, "check_modules": len(check), **rows}
+        self.history.append({"phase": "selection", "chosen": name, **{
+            k: v["score"] for k, v in rows.items()}})
+        return policy
+
+    def significant(self, named: list, table: list, rows: dict, check: list[str]) -> int:
+        """0 when the learned policy (named[0]) beats the best baseline on the check
+        modules by more than --selection-z standard errors of the per-module
+        differences of their scores; else that baseline's index. Records the margin."""
+        a = self.args
+        best = max(range(1, len(named)), key=lambda i: rows[named[i][0]]["score"])
+        margin, se = paired_margin(table[0], table[best], a.total_weight)
+        rows["learned"].update({"margin": margin, "standard_error": se,
+                                "against": named[best][0], "z": a.selection_z})
+        if margin > a.selection_z * se:
+            return 0
+        self.log(f"the learned policy beats {named[best][0]} on the check modules by "
+                 f"{margin:+.5f}, within {a.selection_z:g} standard error(s) ({se:.5f}) of "
+                 f"the per-module differences: not enough to tell it from noise")
+        return best
