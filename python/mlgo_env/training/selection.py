@@ -38,7 +38,7 @@ class Selection:
                      f"{s['total_change'] * 100:+.2f}%, mean reward {s['reward_mean']:+.5f}")
         winner = max(range(len(named)), key=lambda i: (rows[named[i][0]]["score"], i == 0))
         if winner == 0 and first == "learned" and len(named) > 1:
-            winner = self.significant(named, table, rows, check)
+            winner = self.significant(named, table, rows)
         name, policy = named[winner]
         if winner or first != "learned":
             self.log(f"the learned policy does not beat {name} on the check modules: the "
@@ -52,7 +52,7 @@ class Selection:
             k: v["score"] for k, v in rows.items()}})
         return policy
 
-    def significant(self, named: list, table: list, rows: dict, check: list[str]) -> int:
+    def significant(self, named: list, table: list, rows: dict) -> int:
         """0 when the learned policy (named[0]) beats the best baseline on the check
         modules by more than --selection-z standard errors of the per-module
         differences of their scores; else that baseline's index. Records the margin."""
