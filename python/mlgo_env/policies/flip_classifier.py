@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .adam import adam_step
 from .policy import DEFAULT_FEATURE, Layer, Policy, transform
 
 FLIP_DECISION = "flip-default-if-logit>0"
@@ -112,11 +113,7 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, labels: np.ndar
         gh = np.outer(g, w2) * (1 - h * h)
         gw1 = x.T @ gh + l2 * w1
         gb1 = gh.sum(axis=0)
-        for i, grad in enumerate((gw1, gb1, gw2, gb2)):
-            m[i] = 0.9 * m[i] + 0.1 * grad
-            v[i] = 0.999 * v[i] + 0.001 * grad * grad
-            params[i] = params[i] - lr * (m[i] / (1 - 0.9 ** step)) / (
-                np.sqrt(v[i] / (1 - 0.999 ** step)) + 1e-8)
+        adam_step(params, (gw1, gb1, gw2, gb2), m, v, step, lr)
     w1, b1, w2, b2 = params
     space = ClassifierSpace(problem, features, np.asarray(mean), np.asarray(std),
                             Layer(w1, b1, "tanh"))

@@ -43,6 +43,15 @@ DEFAULT_SHAPE = ("callee_users", "caller_users", "callsite_height", "nested_inli
                  "nr_ctant_params")
 
 
+def margin_spec(anchored: bool = True) -> dict:
+    """The margin block of clang's margin ``max(threshold, 1) - cost_estimate``, clamped
+    to the default's side when `anchored` (mlgo_env.policies.policy.margin_column)."""
+    spec = {"plus": MARGIN_PLUS, "floor": 1.0, "minus": MARGIN_MINUS, "epsilon": 0.5}
+    if anchored:
+        spec["anchor"] = DEFAULT_FEATURE
+    return spec
+
+
 @dataclass
 class MarginSpace:
     """Maps search vectors ``u = (shift, w_1, ..., w_k)`` (cost units) to policies."""
@@ -68,10 +77,7 @@ class MarginSpace:
 
     def spec(self) -> dict:
         """The policy file's margin block."""
-        spec = {"plus": MARGIN_PLUS, "floor": 1.0, "minus": MARGIN_MINUS, "epsilon": 0.5}
-        if self.anchored:
-            spec["anchor"] = DEFAULT_FEATURE
-        return spec
+        return margin_spec(self.anchored)
 
     def policy(self, u: np.ndarray, metadata: dict | None = None) -> Policy:
         """The policy file for search vector `u`."""

@@ -38,12 +38,12 @@ from typing import Sequence
 
 import numpy as np
 
-from .margin_policy import MARGIN_MINUS, MARGIN_PLUS
+from .adam import adam_step
+from .margin_policy import MARGIN_MINUS, MARGIN_PLUS, margin_spec
 from .policy import DEFAULT_FEATURE, Layer, Policy, PolicyError, margin_column, transform
 
 #: the anchored margin block every residual policy carries
-MARGIN_SPEC = {"plus": MARGIN_PLUS, "floor": 1.0, "minus": MARGIN_MINUS, "epsilon": 0.5,
-               "anchor": DEFAULT_FEATURE}
+MARGIN_SPEC = margin_spec(anchored=True)
 
 
 @dataclass
@@ -160,11 +160,7 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
         ga = np.outer(gr, v) * (pre > 0)
         gw1 = x.T @ ga + l2 * w1
         gb1 = ga.sum(axis=0)
-        for i, grad in enumerate((gw1, gb1, gv, gc)):
-            mom[i] = 0.9 * mom[i] + 0.1 * grad
-            vel[i] = 0.999 * vel[i] + 0.001 * grad * grad
-            params[i] = params[i] - lr * (mom[i] / (1 - 0.9 ** step)) / (
-                np.sqrt(vel[i] / (1 - 0.999 ** step)) + 1e-8)
+        adam_step(params, (gw1, gb1, gv, gc), mom, vel, step, lr)
     w1, b1, v, c = params
     space = ResidualSpace(problem, features, mean, std, Layer(w1, b1, "relu"), bound)
     u = np.concatenate([v * temperature, [shift + c[0] * temperature]])

@@ -31,9 +31,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import episodes as ep
+from ..policies.margin_policy import margin_spec
+from ..policies.policy import margin_column
 from .flip_search import FlipSet
 
 EMBEDDING = "callee_embedding"
+#: the margin block of the constant-shift base policies (baselines.shift_policy's)
+_ANCHORED = margin_spec(anchored=True)
 
 
 def callee_key(obs: Any) -> str:
@@ -54,9 +58,9 @@ class GroupPlayer:
     def __init__(self, names: Sequence[str], flipped: frozenset[str],
                  shift: float | None = None) -> None:
         self.names, self.flipped, self.shift = list(names), flipped, shift
-        if shift is not None:
-            self._plus, self._minus = self.names.index("threshold"), self.names.index(
-                "cost_estimate")
+        needed = [_ANCHORED[k] for k in ("plus", "minus", "anchor")]
+        if shift is not None and not set(needed) <= set(self.names):
+            raise ValueError(f"a constant-shift base needs the features {', '.join(needed)}")
         self.rows: list[np.ndarray] = []
         self.keys: list[str] = []
         self.defaults: list[int] = []
@@ -69,19 +73,14 @@ class GroupPlayer:
             row[i] = (float(np.asarray(obs[name]).reshape(-1)[0]) if name in obs
                       else float(default))  # inlining_default when not a feature
         key = callee_key(obs)
-        base = default if self.shift is None else self._shifted(row, default)
+        base = default if self.shift is None else int(
+            margin_column(row[None, :], self.names, _ANCHORED)[0] + self.shift > 0.0)
         action = 1 - base if key in self.flipped else base
         self.rows.append(row)
         self.keys.append(key)
         self.defaults.append(default)
         self.actions.append(action)
         return action
-
-    def _shifted(self, row: np.ndarray, default: int) -> int:
-        """The constant-shift policy's decision (margin_policy's anchored margin)."""
-        m = max(row[self._plus], 1.0) - row[self._minus]
-        m = max(m, 0.5) if default else min(m, -0.5)
-        return int(m + self.shift > 0.0)
 
 
 @dataclass

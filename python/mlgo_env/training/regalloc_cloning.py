@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..policies.adam import adam_step
 from ..policies.policy import Layer, Policy
 from ..trace_log import read_observations
 
@@ -197,12 +198,7 @@ def fit(d: Decisions, hidden: int, rng: np.random.Generator, steps: int = 400,
     keep_best()
     for done in range(1, steps + 1):
         loss, grads = _loss_and_grads(params, x, starts, seg, target, l2)
-        for p, g, mm, vv in zip(params, grads, m, v):  # Adam
-            mm *= 0.9
-            mm += 0.1 * g
-            vv *= 0.999
-            vv += 0.001 * g * g
-            p -= lr * (mm / (1 - 0.9 ** done)) / (np.sqrt(vv / (1 - 0.999 ** done)) + 1e-8)
+        adam_step(params, grads, m, v, done, lr)
         if done % 10 == 0:
             keep_best()
             if deadline is not None and deadline():

@@ -217,17 +217,27 @@ class NetworkMethod:
             u = u_fit.copy()
             u[-1] = fc.bias_for_rate(cspace, u_fit, rows, r)
             cands.append(u)
-        scores, table = self.score(pool, cache, cspace, cands, search)
-        for r, sc, res in zip(rates, scores, table):
-            summ = ep.summarise(res)
-            self.log(f"  flip rate {r:.2%}: score {sc:+.5f} (mean reward "
-                     f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
         scale = float(np.std(cspace.logits(u_fit, rows))) or 1.0
-        self.sigma0 = np.full(u_fit.size, 0.15 * scale)
+        return self.es_from_best(pool, cache, cspace, cands, [f"flip rate {r:.2%}" for r in rates],
+                                 np.full(u_fit.size, 0.15 * scale), 0.01 * scale, 2.0 * scale,
+                                 search, check, val, iteration)
+
+    def es_from_best(self, pool: ep.EpisodePool, cache: ReplayCache, cspace: Any,
+                     cands: list[np.ndarray], labels: list[str], sigma0: np.ndarray,
+                     sigma_min: float, sigma_max: float, search: list[str], check: list[str],
+                     val: list[str], iteration: int) -> ElitistES:
+        """Scores the starting candidates on the search modules (a log line each, under
+        its label); `sigma0` becomes the starting step exploration widens to; returns an
+        ES from the best candidate, that round recorded."""
+        scores, table = self.score(pool, cache, cspace, cands, search)
+        for label, sc, res in zip(labels, scores, table):
+            summ = ep.summarise(res)
+            self.log(f"  {label}: score {sc:+.5f} (mean reward "
+                     f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
+        self.sigma0 = sigma0
         k = int(np.argmax(scores))
-        es = ElitistES(cands[k].copy(), self.sigma0.copy(), pairs=a.pairs,
-                       sigma_min=0.01 * scale, sigma_max=2.0 * scale,
-                       score=float(scores[k]) - 1e-12)
+        es = ElitistES(cands[k].copy(), sigma0.copy(), pairs=self.args.pairs,
+                       sigma_min=sigma_min, sigma_max=sigma_max, score=float(scores[k]) - 1e-12)
         row = self.record_round(es, iteration, pool, cache, cspace, cands, scores, table,
                                 check, val)
         self.log(report.progress_line(row, es.score, self.clock))

@@ -22,12 +22,10 @@ against the one-number baselines) is mlgo_env.training.train_network's.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
 from .. import episodes as ep
-from . import train_report as report
 from ..policies import residual_policy as rp
 from .baselines import parse_shifts, shift_policy
 from .flip_search import FlipSet
@@ -89,26 +87,11 @@ class ResidualMethod:
         over (v, shift) from the best of them."""
         a = self.args
         scales = [float(s) for s in a.residual_scales.split(",") if s]
-        cands = [rp.with_scale(u_fit, s) for s in scales]
-        scores, table = self.score(pool, cache, cspace, cands, search)
-        for s, sc, res in zip(scales, scores, table):
-            summ = ep.summarise(res)
-            self.log(f"  residual scale {s:g}: score {sc:+.5f} (mean reward "
-                     f"{summ['reward_mean']:+.5f}, total {summ['total_change'] * 100:+.2f}%)")
         # Steps in cost units: the network's typical |g| for v, a temperature for the shift.
         g = np.abs(cspace.residual(u_fit, rows)) if len(rows) else np.zeros(1)
         spread = max(float(np.mean(g)), a.temperature)
-        self.sigma0 = np.concatenate([np.abs(u_fit[:-1]) * 0.25 + 0.05 * spread / max(
+        sigma0 = np.concatenate([np.abs(u_fit[:-1]) * 0.25 + 0.05 * spread / max(
             np.sqrt(u_fit.size), 1.0), [a.temperature]])
-        k = int(np.argmax(scores))
-        es = ElitistES(cands[k].copy(), self.sigma0.copy(), pairs=a.pairs,
-                       sigma_min=0.01 * spread, sigma_max=20.0 * spread,
-                       score=float(scores[k]) - 1e-12)
-        row = self.record_round(es, iteration, pool, cache, cspace, cands, scores, table,
-                                check, val)
-        self.log(report.progress_line(row, es.score, self.clock))
-        return es
-
-    def residual_state(self, state: dict[str, Any]) -> None:
-        """Restores the base shift of a resumed run."""
-        self.base_shift = state.get("base_shift")
+        return self.es_from_best(pool, cache, cspace, [rp.with_scale(u_fit, s) for s in scales],
+                                 [f"residual scale {s:g}" for s in scales], sigma0,
+                                 0.01 * spread, 20.0 * spread, search, check, val, iteration)
