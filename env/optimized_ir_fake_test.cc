@@ -19,7 +19,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <thread>
 
 namespace mlgo::env {
@@ -213,22 +212,11 @@ TEST(OptimizedIrFake, PrepareCorpusBuildsEveryModuleOnceAndNamesFailures) {
   EXPECT_EQ(fake->driver().optimizeCompiles(), 4u); // alpha failed twice.
 }
 
-/// A Ctrl-C: the check says yes once fire()d from another thread.
-struct CtrlC {
-  std::atomic<bool> fired{false};
-  support::Clock::time_point firedAt;
-  support::InterruptCheck check = [this] { return fired.load(); };
-  void fire() {
-    firedAt = support::Clock::now();
-    fired = true;
-  }
-};
-
 /// reset(`module`) with `ctrlC` fired once `hanging` compiles hang; its
 /// error, and how long after the Ctrl-C it returned.
 std::pair<Error, support::Clock::duration>
 resetInterrupted(FakeEnvironment& fake, const std::string& module, size_t hanging) {
-  CtrlC ctrlC;
+  testing::CtrlC ctrlC;
   std::thread firer([&] {
     EXPECT_TRUE(fake.driver().waitForHanging(hanging, std::chrono::seconds(10)));
     ctrlC.fire();
@@ -304,7 +292,7 @@ TEST(OptimizedIrFake, AnInterruptedBuildIsNotSharedWithItsWaiters) {
   setup.options.compileTimeout = std::chrono::seconds(60);
   auto fake = make(setup);
   ASSERT_TRUE(fake);
-  CtrlC ctrlC;
+  testing::CtrlC ctrlC;
   std::thread interrupted([&] {
     ResetRequest request;
     request.module = "alpha";

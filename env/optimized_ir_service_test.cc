@@ -14,7 +14,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <thread>
 
 namespace mlgo::env {
@@ -71,28 +70,20 @@ protected:
 
 TEST_F(OptimizedIrServiceTest, AnInterruptStopsAHungBuildAndLeavesNothing) {
   writeModule({"fault never-open-hang"}); // Sleeps forever once started.
-  std::atomic<bool> fired{false};
-  support::Clock::time_point firedAt;
-  support::InterruptCheck check = [&] { return fired.load(); };
+  testing::CtrlC ctrlC;
   support::Interrupt interrupt;
-  support::InterruptScope installed(interrupt, &check);
-  std::thread ctrlC([&] {
-    auto until = support::Clock::now() + 10s; // Fire anyway if it never starts.
-    while (testing::childProcesses() == 0 && support::Clock::now() < until)
-      std::this_thread::sleep_for(5ms);
-    std::this_thread::sleep_for(100ms); // Well inside the wait for the compile.
-    firedAt = support::Clock::now();
-    fired = true;
-  });
+  support::InterruptScope installed(interrupt, &ctrlC.check);
+  // 100 ms after the compile started: well inside the wait for it.
+  std::thread firer = ctrlC.fireWhen([] { return testing::childProcesses() > 0; }, 100ms);
   auto prepared = service_->prepare(module_, &interrupt);
   auto returned = support::Clock::now();
-  ctrlC.join();
+  firer.join();
 
   ASSERT_FALSE(prepared.ok());
   EXPECT_EQ(prepared.error().code(), ErrorCode::kInterrupted);
   EXPECT_THAT(prepared.error().message(), HasSubstr("module alpha: optimising its IR"));
   EXPECT_THAT(prepared.error().message(), HasSubstr("interrupted"));
-  EXPECT_LT(returned - firedAt, 2s); // A slice is 50 ms; generous for a busy machine.
+  EXPECT_LT(returned - ctrlC.firedAt, 2s); // A slice is 50 ms; generous for a busy machine.
   EXPECT_EQ(testing::childProcesses(), 0u);
   EXPECT_EQ(testing::entriesWithPrefix(tmp(), "mlgo-env-optimize-"), 0u);
   EXPECT_TRUE(fs::is_empty(service_->cache().dir()));

@@ -6,7 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <thread>
 
 namespace mlgo::env {
@@ -47,26 +46,18 @@ TEST(RunCompileTest, AnInterruptKillsTheCompileAndRemovesItsPartialOutput) {
   hangs.objectPath = dir->path() / "out.o";
   hangs.argv = {"/bin/sh", "-c", "echo partial > \"$0\"; exec sleep 60", hangs.objectPath.string()};
 
-  std::atomic<bool> fired{false};
-  support::Clock::time_point firedAt;
-  support::InterruptCheck check = [&] { return fired.load(); };
+  testing::CtrlC ctrlC;
   support::Interrupt interrupt;
-  support::InterruptScope installed(interrupt, &check);
-  std::thread ctrlC([&] {
-    auto until = support::Clock::now() + 10s; // Fire anyway if it never writes.
-    while (!std::filesystem::exists(hangs.objectPath) && support::Clock::now() < until)
-      std::this_thread::sleep_for(5ms);
-    firedAt = support::Clock::now();
-    fired = true;
-  });
+  support::InterruptScope installed(interrupt, &ctrlC.check);
+  std::thread firer = ctrlC.fireWhen([&] { return std::filesystem::exists(hangs.objectPath); });
   auto report = runCompile(scope, hangs, 60s, nullptr, nullptr, &interrupt);
   auto returned = support::Clock::now();
-  ctrlC.join();
+  firer.join();
 
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.error().code(), ErrorCode::kInterrupted);
   EXPECT_THAT(report.error().message(), HasSubstr("interrupted"));
-  EXPECT_LT(returned - firedAt, 2s); // A slice is 50 ms; generous for a busy machine.
+  EXPECT_LT(returned - ctrlC.firedAt, 2s); // A slice is 50 ms; generous for a busy machine.
   EXPECT_EQ(testing::childProcesses(), 0u);
   EXPECT_FALSE(std::filesystem::exists(hangs.objectPath));
   EXPECT_EQ(testing::openDescriptors(), fds);

@@ -11,9 +11,14 @@
 
 #include "mlgo/env/compiler_session.h"
 #include "mlgo/protocol/stream_writer.h"
+#include "mlgo/support/interrupt.h"
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mlgo::env::testing {
@@ -24,6 +29,30 @@ size_t openDescriptors();
 size_t childProcesses();
 /// Entries of `dir` whose name starts with `prefix`.
 size_t entriesWithPrefix(const std::filesystem::path& dir, std::string_view prefix);
+
+/// A Ctrl-C for interrupt tests: `check` says yes once fire()d from another
+/// thread; `firedAt` is when (read it after joining that thread).
+struct CtrlC {
+  std::atomic<bool> fired{false};
+  support::Clock::time_point firedAt;
+  support::InterruptCheck check = [this] { return fired.load(); };
+  void fire() {
+    firedAt = support::Clock::now();
+    fired = true;
+  }
+  /// A thread that fires `settle` after `ready()` first holds (polled every
+  /// 5 ms), or after 10 s anyway so that a test never hangs on it.
+  std::thread fireWhen(std::function<bool()> ready,
+                       std::chrono::milliseconds settle = std::chrono::milliseconds(0)) {
+    return std::thread([this, ready = std::move(ready), settle] {
+      auto until = support::Clock::now() + std::chrono::seconds(10);
+      while (!ready() && support::Clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::this_thread::sleep_for(settle);
+      fire();
+    });
+  }
+};
 
 /// Writes `contents` to `path` (binary), failing the test on error.
 void writeFile(const std::filesystem::path& path, std::string_view contents);
