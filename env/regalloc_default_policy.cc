@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include <llvm/ADT/SmallVector.h>
+
 namespace mlgo::env {
 namespace {
 
@@ -20,16 +22,27 @@ constexpr double kUrgentCost = 10;
 /// Largest count the raw-value recovery tries.
 constexpr int kMaxRecoveredCount = 1024;
 
+/// Column buffers live on the stack up to this many columns (clang's
+/// eviction problem has 33): choosing runs on every regalloc step.
+constexpr unsigned kInlineColumns = 64;
+template <typename T> using ColumnBuffer = llvm::SmallVector<T, kInlineColumns>;
+
+/// One observation's eviction features, viewed in place.
+struct ColumnViews {
+  std::span<const int64_t> mask, isHint, isLocal;
+  std::span<const float> brokenHints, urgent, weight;
+};
+
 /// Normalised counts are k / M for small integers k and M = the largest k.
-/// Returns the raw counts for the smallest M that makes every value an
-/// integer (the values themselves when none does).
-std::vector<double> recoverCounts(std::span<const float> values) {
-  std::vector<double> raw(values.begin(), values.end());
+/// Writes the raw counts for the smallest M that makes every value an
+/// integer (the values themselves when none does) to `raw`.
+void recoverCounts(std::span<const float> values, ColumnBuffer<double>& raw) {
+  raw.assign(values.begin(), values.end());
   bool any = false;
   for (double v : raw)
     any = any || (std::isfinite(v) && v > 0);
   if (!any)
-    return raw;
+    return;
   for (int m = 1; m <= kMaxRecoveredCount; ++m) {
     bool integral = true;
     for (double v : raw) {
@@ -46,10 +59,9 @@ std::vector<double> recoverCounts(std::span<const float> values) {
     if (integral) {
       for (double& v : raw)
         v = std::isfinite(v) ? std::round(v * m) : 0;
-      return raw;
+      return;
     }
   }
-  return raw;
 }
 
 /// The default advisor's eviction cost (lexicographic).
@@ -69,15 +81,16 @@ struct Column {
   Cost cost;              ///< Rule 3.
 };
 
-std::vector<Column> describeColumns(const EvictionColumns& c) {
+void describeColumns(const ColumnViews& c, ColumnBuffer<Column>& columns) {
   size_t n = c.mask.size();
   size_t self = n - 1;
-  std::vector<double> hints = recoverCounts(c.brokenHints);
-  std::vector<double> urgent = recoverCounts(c.urgent);
+  ColumnBuffer<double> hints, urgent;
+  recoverCounts(c.brokenHints, hints);
+  recoverCounts(c.urgent, urgent);
   double ownWeight = c.mask[self] == 1 && !std::isnan(c.weight[self])
                          ? static_cast<double>(c.weight[self])
                          : std::numeric_limits<double>::infinity();
-  std::vector<Column> columns(self);
+  columns.assign(self, Column{});
   for (size_t i = 0; i < self; ++i) {
     Column& col = columns[i];
     col.legal = c.mask[i] == 1;
@@ -86,17 +99,15 @@ std::vector<Column> describeColumns(const EvictionColumns& c) {
     col.cost.brokenHints = hints[i] + kUrgentCost * urgent[i];
     col.cost.maxWeight = std::isnan(weight) ? std::numeric_limits<double>::infinity() : weight;
   }
-  return columns;
 }
 
-} // namespace
-
-int64_t chooseDefaultEviction(const EvictionColumns& c) {
+int64_t chooseEviction(const ColumnViews& c) {
   size_t n = c.mask.size();
   if (n == 0)
     return 0;
   size_t self = n - 1;
-  std::vector<Column> columns = describeColumns(c);
+  ColumnBuffer<Column> columns;
+  describeColumns(c, columns);
   std::optional<size_t> best;
   Cost bestCost;
   for (size_t i = 0; i < self; ++i) {
@@ -122,6 +133,12 @@ int64_t chooseDefaultEviction(const EvictionColumns& c) {
   return static_cast<int64_t>(cheapest.value_or(self));
 }
 
+} // namespace
+
+int64_t chooseDefaultEviction(const EvictionColumns& c) {
+  return chooseEviction({c.mask, c.isHint, c.isLocal, c.brokenHints, c.urgent, c.weight});
+}
+
 Result<DefaultEvictionPolicy> DefaultEvictionPolicy::create(const protocol::LogHeader& header) {
   DefaultEvictionPolicy policy;
   for (std::string_view name : kFeatureNames) {
@@ -144,42 +161,62 @@ Result<DefaultEvictionPolicy> DefaultEvictionPolicy::create(const protocol::LogH
   return policy;
 }
 
+namespace {
+/// Reads one feature's tensor as integer flags or small counts; anything
+/// else reads as 0 (no UB on a cast).
+void readIntegers(const protocol::TensorSpec& spec, std::span<const std::byte> data,
+                  std::span<double> scratch, std::span<int64_t> out) {
+  protocol::elementsAsDouble(spec.type(), data.data(), scratch);
+  for (size_t i = 0; i < out.size(); ++i) {
+    double value = scratch[i];
+    out[i] = std::isfinite(value) && std::abs(value) < 1e18 ? static_cast<int64_t>(value) : 0;
+  }
+}
+
+void readFloats(const protocol::TensorSpec& spec, std::span<const std::byte> data,
+                std::span<double> scratch, std::span<float> out) {
+  protocol::elementsAsDouble(spec.type(), data.data(), scratch);
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<float>(scratch[i]);
+}
+} // namespace
+
 EvictionColumns
 DefaultEvictionPolicy::columns(std::span<const std::span<const std::byte>> tensors) const {
-  std::vector<double> values(columns_);
-  auto read = [&](size_t feature) {
-    const Feature& f = features_[feature];
-    protocol::elementsAsDouble(f.spec.type(), tensors[f.index].data(), values);
-  };
-  auto integers = [&](size_t feature) {
-    read(feature);
-    std::vector<int64_t> out(columns_);
-    for (size_t i = 0; i < columns_; ++i) {
-      double value = values[i];
-      // Flags and small counts; anything else reads as 0 (no UB on a cast).
-      out[i] = std::isfinite(value) && std::abs(value) < 1e18 ? static_cast<int64_t>(value) : 0;
-    }
-    return out;
-  };
-  auto floats = [&](size_t feature) {
-    read(feature);
-    std::vector<float> out(columns_);
-    for (size_t i = 0; i < columns_; ++i)
-      out[i] = static_cast<float>(values[i]);
-    return out;
-  };
+  std::vector<double> scratch(columns_);
   EvictionColumns c;
-  c.mask = integers(0);
-  c.isHint = integers(1);
-  c.isLocal = integers(2);
-  c.brokenHints = floats(3);
-  c.urgent = floats(4);
-  c.weight = floats(5);
+  std::vector<int64_t>* integers[] = {&c.mask, &c.isHint, &c.isLocal};
+  std::vector<float>* floats[] = {&c.brokenHints, &c.urgent, &c.weight};
+  for (size_t k = 0; k < 6; ++k) {
+    const Feature& f = features_[k];
+    if (k < 3) {
+      integers[k]->resize(columns_);
+      readIntegers(f.spec, tensors[f.index], scratch, *integers[k]);
+    } else {
+      floats[k - 3]->resize(columns_);
+      readFloats(f.spec, tensors[f.index], scratch, *floats[k - 3]);
+    }
+  }
   return c;
 }
 
 int64_t DefaultEvictionPolicy::choose(std::span<const std::span<const std::byte>> tensors) const {
-  return chooseDefaultEviction(columns(tensors));
+  // The same reading as columns(), into buffers on the stack.
+  ColumnBuffer<double> scratch(columns_);
+  ColumnBuffer<int64_t> integers[3];
+  ColumnBuffer<float> floats[3];
+  for (size_t k = 0; k < 6; ++k) {
+    const Feature& f = features_[k];
+    if (k < 3) {
+      integers[k].resize(columns_);
+      readIntegers(f.spec, tensors[f.index], scratch, integers[k]);
+    } else {
+      floats[k - 3].resize(columns_);
+      readFloats(f.spec, tensors[f.index], scratch, floats[k - 3]);
+    }
+  }
+  return chooseEviction(
+      {integers[0], integers[1], integers[2], floats[0], floats[1], floats[2]});
 }
 
 } // namespace mlgo::env

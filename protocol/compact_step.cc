@@ -56,8 +56,12 @@ std::optional<rpc::Request> decodeCompactStep(std::string_view text) {
   rpc::Request request;
   request.id = rpc::Id{std::string(*id)};
   request.method = std::string(method);
-  request.params.try_emplace("episode", digitsValue(*episode));
-  request.params.try_emplace("action", digitsValue(*action));
+  if (request.method == "step") {
+    request.compact = rpc::Request::CompactStep{digitsValue(*episode), digitsValue(*action)};
+  } else {
+    request.params.try_emplace("episode", digitsValue(*episode));
+    request.params.try_emplace("action", digitsValue(*action));
+  }
   return request;
 }
 

@@ -17,7 +17,8 @@ namespace mlgo::protocol::detail {
 /// with non-negative integers of at most 18 digits and a lowercase method,
 /// decoded without the JSON parser (its cost dominated a step's). Anything
 /// else: nullopt, and the parser decodes it to the same Request
-/// (rpc_test.cc, CompactStepLinesDecodeAsTheParserDecodesThem).
+/// (rpc_test.cc, CompactStepLinesDecodeAsTheParserDecodesThem). A `step`
+/// keeps its integers in Request::compact, its `params` empty.
 std::optional<rpc::Request> decodeCompactStep(std::string_view text);
 
 } // namespace mlgo::protocol::detail

@@ -24,12 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
     auto& request = std::get<rpc::Request>(item);
-    (void)rpc::optionalInt(request.params, "episode");
-    (void)rpc::optionalString(request.params, "module");
-    if (const auto* action = request.params.get("action"))
+    const llvm::json::Object params = request.paramsObject();
+    (void)rpc::optionalInt(params, "episode");
+    (void)rpc::optionalString(params, "module");
+    if (const auto* action = params.get("action"))
       (void)decodeAction(*action);
     if (request.id)
-      responses.push_back(rpc::encodeResult(*request.id, llvm::json::Object(request.params)));
+      responses.push_back(rpc::encodeResult(*request.id, llvm::json::Object(params)));
   }
   for (const auto& response : responses)
     if (!llvm::json::parse(response))

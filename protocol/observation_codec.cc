@@ -10,20 +10,6 @@
 namespace mlgo::protocol {
 namespace {
 
-constexpr char kBase64Alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// The two characters of every 12-bit value: three bytes become two
-/// lookups (an observation is encoded on every step).
-constexpr std::array<char, 8192> kBase64Pairs = [] {
-  std::array<char, 8192> pairs{};
-  for (size_t v = 0; v < 4096; ++v) {
-    pairs[2 * v] = kBase64Alphabet[v >> 6];
-    pairs[2 * v + 1] = kBase64Alphabet[v & 63];
-  }
-  return pairs;
-}();
-
 template <typename T> void appendFloating(std::string& out, T value) {
   if (std::isnan(value)) {
     out += "NaN";
@@ -58,15 +44,6 @@ void appendElements(std::string& out, std::span<const std::byte> data, F&& appen
       out += ',';
     appendOne(out, loadElement<T>(data.data(), i));
   }
-}
-
-int base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
 }
 
 } // namespace
@@ -165,74 +142,36 @@ ObservationJsonWriter::ObservationJsonWriter(LogHeader header) : header_(std::mo
     keys_.push_back(jsonKey(spec.name()));
 }
 
+size_t ObservationJsonWriter::base64Size(
+    std::span<const std::span<const std::byte>> tensors) const {
+  const size_t n = std::min(keys_.size(), tensors.size());
+  size_t size = 2 + (n > 0 ? n - 1 : 0); // Braces and commas.
+  for (size_t i = 0; i < n; ++i)
+    size += keys_[i].size() + 2 + (tensors[i].size() + 2) / 3 * 4;
+  return size;
+}
+
 void ObservationJsonWriter::append(std::string& out,
                                    std::span<const std::span<const std::byte>> tensors,
                                    TensorEncoding encoding) const {
-  appendObservation(out, header_, keys_, tensors, encoding, {});
-}
-
-void appendBase64(std::string& out, std::span<const std::byte> bytes) {
-  const size_t full = bytes.size() / 3 * 3;
+  if (encoding != TensorEncoding::kBase64)
+    return appendObservation(out, header_, keys_, tensors, encoding, {});
+  // Sized once, then written in place: inlining's observation is forty
+  // 8-byte tensors, where appending piece by piece cost more than encoding.
+  const size_t n = std::min(keys_.size(), tensors.size());
   size_t start = out.size();
-  out.resize(start + (bytes.size() + 2) / 3 * 4);
-  char* dst = out.data() + start;
-  const auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
-  size_t i = 0;
-  // Six bytes (two groups) per 8-byte load while eight bytes are readable.
-  for (; i + 8 <= bytes.size(); i += 6, dst += 8) {
-    uint64_t w;
-    std::memcpy(&w, src + i, 8);
-    w = __builtin_bswap64(w); // The first byte on top, as base64 reads them.
-    std::memcpy(dst, &kBase64Pairs[2 * ((w >> 52) & 4095)], 2);
-    std::memcpy(dst + 2, &kBase64Pairs[2 * ((w >> 40) & 4095)], 2);
-    std::memcpy(dst + 4, &kBase64Pairs[2 * ((w >> 28) & 4095)], 2);
-    std::memcpy(dst + 6, &kBase64Pairs[2 * ((w >> 16) & 4095)], 2);
+  out.resize(start + base64Size(tensors));
+  char* at = out.data() + start;
+  *at++ = '{';
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0)
+      *at++ = ',';
+    at = std::copy(keys_[i].begin(), keys_[i].end(), at);
+    *at++ = '"';
+    at = encodeBase64(tensors[i], at);
+    *at++ = '"';
   }
-  for (; i < full; i += 3, dst += 4) {
-    uint32_t v = (uint32_t{src[i]} << 16) | (uint32_t{src[i + 1]} << 8) | src[i + 2];
-    std::memcpy(dst, &kBase64Pairs[2 * (v >> 12)], 2);
-    std::memcpy(dst + 2, &kBase64Pairs[2 * (v & 4095)], 2);
-  }
-  size_t rest = bytes.size() - full;
-  if (rest) {
-    uint32_t v = uint32_t{src[full]} << 16;
-    if (rest == 2)
-      v |= uint32_t{src[full + 1]} << 8;
-    *dst++ = kBase64Alphabet[v >> 18];
-    *dst++ = kBase64Alphabet[(v >> 12) & 63];
-    *dst++ = rest == 2 ? kBase64Alphabet[(v >> 6) & 63] : '=';
-    *dst++ = '=';
-  }
-}
-
-Result<std::vector<std::byte>> decodeBase64(std::string_view text) {
-  if (text.size() % 4 != 0)
-    return makeError(ErrorCode::kInvalidArgument, "base64: length {} is not a multiple of 4",
-                     text.size());
-  std::vector<std::byte> out;
-  out.reserve(text.size() / 4 * 3);
-  for (size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-        continue;
-      }
-      if (pad || (v[k] = base64Value(c)) < 0)
-        return makeError(ErrorCode::kInvalidArgument, "base64: invalid character at {}", i + k);
-    }
-    uint32_t word = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) |
-                    uint32_t(v[3]);
-    out.push_back(std::byte(word >> 16));
-    if (pad < 2)
-      out.push_back(std::byte((word >> 8) & 0xff));
-    if (pad < 1)
-      out.push_back(std::byte(word & 0xff));
-  }
-  return out;
+  *at = '}';
 }
 
 Result<ActionValues> decodeAction(const llvm::json::Value& action) {

@@ -62,6 +62,32 @@ TEST(ObservationCodec, Base64RoundTripsRawBytes) {
   EXPECT_FALSE(decodeBase64("a*bc").ok());
 }
 
+TEST(ObservationCodec, Base64VectorPathMatchesThePortableOne) {
+  // The vector path takes 24 bytes at a time once 28 are readable: lengths
+  // across several blocks and every tail, all byte values, odd alignments.
+  std::vector<std::byte> data(700);
+  for (size_t k = 0; k < data.size(); ++k)
+    data[k] = std::byte((k * 131 + (k >> 8) * 7 + 3) & 0xff);
+  for (size_t offset : {0u, 1u, 5u})
+    for (size_t n = 0; n + offset <= data.size(); n += (n < 120 ? 1 : 37)) {
+      auto piece = std::span<const std::byte>(data).subspan(offset, n);
+      std::string fast = "x", portable = "x"; // Appends after what is there.
+      appendBase64(fast, piece);
+      detail::appendBase64Portable(portable, piece);
+      ASSERT_EQ(fast, portable) << "length " << n << " at offset " << offset;
+      auto back = decodeBase64(std::string_view(fast).substr(1));
+      ASSERT_TRUE(back.ok());
+      EXPECT_TRUE(std::equal(back->begin(), back->end(), piece.begin(), piece.end()));
+    }
+  std::vector<std::byte> all(256 * 3);
+  for (size_t k = 0; k < all.size(); ++k)
+    all[k] = std::byte(k / 3);
+  std::string fast, portable;
+  appendBase64(fast, all);
+  detail::appendBase64Portable(portable, all);
+  EXPECT_EQ(fast, portable);
+}
+
 TEST(ObservationCodec, Base64ObservationOfRegallocShape) {
   auto header = mlgo::testing::regallocHeader();
   std::vector<std::byte> data(header.observationBytes(), std::byte{7});
@@ -73,6 +99,11 @@ TEST(ObservationCodec, Base64ObservationOfRegallocShape) {
   }
   std::string out;
   appendObservationJson(out, header, tensors, TensorEncoding::kBase64);
+  ObservationJsonWriter writer(header);
+  std::string written;
+  writer.append(written, tensors, TensorEncoding::kBase64);
+  EXPECT_EQ(written, out);
+  EXPECT_EQ(writer.base64Size(tensors), out.size());
   auto parsed = llvm::json::parse(out);
   ASSERT_TRUE(static_cast<bool>(parsed));
   auto mask = parsed->getAsObject()->getString("mask");

@@ -269,10 +269,21 @@ std::string encodeResult(const Id& id, llvm::json::Value result) {
   });
 }
 
-std::string encodeRawResult(const Id& id, std::string_view resultJson) {
-  std::string out = "{\"jsonrpc\":\"2.0\",\"id\":";
+llvm::json::Object Request::paramsObject() const {
+  if (!compact)
+    return llvm::json::Object(params);
+  return llvm::json::Object{{"episode", compact->episode}, {"action", compact->action}};
+}
+
+void appendResultPrefix(std::string& out, const Id& id) {
+  out += "{\"jsonrpc\":\"2.0\",\"id\":";
   out += id.json;
   out += ",\"result\":";
+}
+
+std::string encodeRawResult(const Id& id, std::string_view resultJson) {
+  std::string out;
+  appendResultPrefix(out, id);
   out += resultJson;
   out += '}';
   return out;

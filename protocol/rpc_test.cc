@@ -23,7 +23,9 @@ TEST(Rpc, DecodesARequest) {
   EXPECT_EQ(r.method, "step");
   ASSERT_TRUE(r.id);
   EXPECT_EQ(r.id->json, "7");
-  EXPECT_EQ(*requireInt(r.params, "episode"), 3);
+  EXPECT_EQ(*requireInt(r.paramsObject(), "episode"), 3);
+  ASSERT_TRUE(r.compact); // The compact form: params stay empty.
+  EXPECT_EQ(r.compact->action, 1);
 }
 
 // Step lines in our clients' compact form skip the JSON parser; a leading
@@ -51,9 +53,10 @@ TEST(Rpc, CompactStepLinesDecodeAsTheParserDecodesThem) {
       const auto& p = good(parsed.items[0]);
       EXPECT_EQ(r->id, p.id) << text;
       EXPECT_EQ(r->method, p.method) << text;
-      EXPECT_EQ(llvm::json::Value(llvm::json::Object(r->params)),
-                llvm::json::Value(llvm::json::Object(p.params)))
+      EXPECT_EQ(llvm::json::Value(r->paramsObject()), llvm::json::Value(p.paramsObject()))
           << text;
+      EXPECT_TRUE(!r->compact || r->method == "step") << text; // Only steps go compact.
+      EXPECT_FALSE(p.compact) << text;
     } else {
       EXPECT_EQ(bad(fast.items[0]).code, bad(parsed.items[0]).code) << text;
     }

@@ -16,7 +16,7 @@ same seed and share) among those that make between 1 and --max-decisions decisio
 modules is trained on).
 
     PYTHONPATH=python scripts/group_ceiling.py --corpus=DIR [--modules=60] \
-        [--max-decisions=400] [--minutes=5] [--all-modules] [--cache-dir=D]
+        [--max-decisions=400] [--minutes=5] [--all-modules] [--shift=S] [--cache-dir=D]
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def main() -> int:
     p.add_argument("--all-modules", action="store_true",
                    help="sample the whole corpus, not its training split")
     p.add_argument("--baseline-shifts", default="-40,-20,-10,10,20,40")
+    p.add_argument("--shift", type=float,
+                   help="search from clang's margin moved by this constant (a one-number "
+                        "policy) instead of from clang's default; a module whose search "
+                        "ends above the default counts at the default's size")
     add_diagnosis_arguments(p)
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
@@ -59,7 +63,8 @@ def main() -> int:
     with ep.EpisodePool(make, a.workers) as pool:
         names = [n for n in pool.observation_features() if n not in EMBEDDINGS]
         names = list(dict.fromkeys(names + ["inlining_default"]))
-        searches, _ = gf.start(pool, sample[:max(a.modules * 2, a.modules + 10)], names)
+        searches, _ = gf.start(pool, sample[:max(a.modules * 2, a.modules + 10)], names,
+                               a.shift)
         searches = [s for s in searches if len(s.best.actions) <= a.max_decisions][:a.modules]
         if not searches:
             print("no module of the sample makes between 1 and --max-decisions decisions")
@@ -79,6 +84,10 @@ def main() -> int:
                 print(f"  {played} episodes, {time.perf_counter() - start:.0f} s: total "
                       f"{b / d - 1:+.3%}, {sum(len(s.queue) for s in searches)} groups "
                       "queued", flush=True)
+        if a.shift is not None:  # clang's default is always within reach
+            for s in searches:
+                if s.reward < 0.0:
+                    s.bytes, s.reward = s.default_bytes, 0.0
         d, b = gf.totals(searches)
         left = sum(len(s.queue) for s in searches)
         rewards = np.asarray([s.reward for s in searches])

@@ -54,7 +54,8 @@ namespace {
 
 /// The episode a step request names, if it names one.
 std::optional<env::EpisodeId> steppedEpisode(const protocol::rpc::Request& request) {
-  auto id = request.params.getInteger("episode");
+  auto id = request.compact ? std::optional<int64_t>(request.compact->episode)
+                            : request.params.getInteger("episode");
   if (!id || *id < 0)
     return std::nullopt;
   return static_cast<env::EpisodeId>(*id);

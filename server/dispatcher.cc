@@ -196,7 +196,7 @@ std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& requ
   else if (request.method == "reset")
     reply = reset(request.params, episodes);
   else if (request.method == "step")
-    reply = step(request.params, episodes);
+    reply = step(request, episodes);
   else if (request.method == "close")
     reply = close(request.params, episodes);
   else
@@ -288,28 +288,41 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
   return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
 }
 
-std::optional<Dispatcher::Reply> Dispatcher::openStep(const llvm::json::Object& params,
+std::optional<Dispatcher::Reply> Dispatcher::openStep(const protocol::rpc::Request& request,
                                                      ConnectionEpisodes& episodes,
                                                      PendingStep& call) {
-  auto id = protocol::rpc::requireInt(params, "episode");
-  if (!id)
-    return failure(Code::kInvalidParams, id.error().message());
-  const auto* actionJson = params.get("action");
-  if (!actionJson)
-    return failure(Code::kInvalidParams, "missing parameter 'action'");
-  auto encoding = encodingParam(params);
-  if (!encoding)
-    return failure(Code::kInvalidParams, encoding.error().message());
-  call.episode = static_cast<env::EpisodeId>(*id);
+  int64_t id = 0;
+  const llvm::json::Value* actionJson = nullptr;
+  std::optional<TensorEncoding> encoding;
+  if (request.compact) {
+    id = request.compact->episode;
+  } else {
+    auto given = protocol::rpc::requireInt(request.params, "episode");
+    if (!given)
+      return failure(Code::kInvalidParams, given.error().message());
+    id = *given;
+    actionJson = request.params.get("action");
+    if (!actionJson)
+      return failure(Code::kInvalidParams, "missing parameter 'action'");
+    auto named = encodingParam(request.params);
+    if (!named)
+      return failure(Code::kInvalidParams, named.error().message());
+    encoding = *named;
+  }
+  call.episode = static_cast<env::EpisodeId>(id);
   std::string failed;
   auto entry = episodes.begin(call.episode, &failed);
   if (!entry) {
     if (!failed.empty())
-      return failure(Code::kEpisodeFailed, fmt::format("episode {}: {}", *id, failed));
+      return failure(Code::kEpisodeFailed, fmt::format("episode {}: {}", id, failed));
     return failure(Code::kUnknownEpisode,
-                   fmt::format("unknown episode {} (never started here, or already ended)", *id));
+                   fmt::format("unknown episode {} (never started here, or already ended)", id));
   }
-  call.encoding = encoding->value_or(entry->encoding);
+  call.encoding = encoding.value_or(entry->encoding);
+  if (request.compact) {
+    call.action = env::ActionValue(request.compact->action);
+    return std::nullopt;
+  }
   auto decoded = protocol::decodeAction(*actionJson);
   if (!decoded || decoded->values.size() != 1) {
     episodes.end(call.episode, false);
@@ -352,10 +365,22 @@ Dispatcher::Reply Dispatcher::closeStep(PendingStep& call, const Status& status,
   return {stepJson(call.result, call.encoding, nullptr), std::nullopt, {}};
 }
 
-Dispatcher::Reply Dispatcher::step(const llvm::json::Object& params,
+std::string Dispatcher::closeStepReply(PendingStep& call, const Status& status,
+                                       ConnectionEpisodes& episodes) {
+  if (!status.ok())
+    return encode(call.id, closeStep(call, status, episodes));
+  episodes.end(call.episode, call.result.terminated || call.result.truncated);
+  std::string out;
+  protocol::rpc::appendResultPrefix(out, call.id);
+  appendStepJson(out, call.result, call.encoding, nullptr);
+  out += '}';
+  return out;
+}
+
+Dispatcher::Reply Dispatcher::step(const protocol::rpc::Request& request,
                                    ConnectionEpisodes& episodes) {
   PendingStep call;
-  if (auto refused = openStep(params, episodes, call))
+  if (auto refused = openStep(request, episodes, call))
     return std::move(*refused);
   Status status = environment_.step(call.episode, call.action, call.result);
   return closeStep(call, status, episodes);
@@ -374,8 +399,8 @@ Dispatcher::StepTurn Dispatcher::afterProgress(PendingStep& call,
     return StepTurn::kWaiting;
   if (progress.ok() && *progress == env::StepProgress::kMustBlock)
     return StepTurn::kBlocking;
-  reply = encode(call.id, closeStep(call, progress.ok() ? Status::success() : Status(progress.error()),
-                                 episodes));
+  reply = closeStepReply(call, progress.ok() ? Status::success() : Status(progress.error()),
+                         episodes);
   return StepTurn::kReplied;
 }
 
@@ -383,7 +408,7 @@ Dispatcher::StepTurn Dispatcher::beginStep(const protocol::rpc::Request& request
                                            ConnectionEpisodes& episodes, PendingStep& call,
                                            std::string& reply) {
   call.id = request.id.value_or(protocol::rpc::Id{});
-  if (auto refused = openStep(request.params, episodes, call)) {
+  if (auto refused = openStep(request, episodes, call)) {
     reply = encode(call.id, *refused);
     return StepTurn::kReplied;
   }
@@ -400,7 +425,7 @@ Dispatcher::StepTurn Dispatcher::pollStep(PendingStep& call, ConnectionEpisodes&
 std::string Dispatcher::completeStep(PendingStep& call, ConnectionEpisodes& episodes) {
   Status status = call.begun ? environment_.finishStep(call.episode, call.result)
                              : environment_.step(call.episode, call.action, call.result);
-  return encode(call.id, closeStep(call, status, episodes));
+  return closeStepReply(call, status, episodes);
 }
 
 Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,
@@ -442,10 +467,18 @@ void Dispatcher::closeAll(ConnectionEpisodes& episodes) {
 std::string Dispatcher::stepJson(const env::StepResult& step, TensorEncoding encoding,
                                  const env::ResetResult* reset) const {
   std::string out;
+  appendStepJson(out, step, encoding, reset);
+  return out;
+}
+
+void Dispatcher::appendStepJson(std::string& out, const env::StepResult& step,
+                                TensorEncoding encoding, const env::ResetResult* reset) const {
   // Most replies: written straight, byte for byte what the general path writes.
+  size_t start = out.size();
   if (!reset && appendIntermediateStepJson(out, step, environment_.describe(), writer_, encoding))
-    return out;
-  return generalStepJson(step, environment_.describe(), writer_.header(), encoding, reset);
+    return;
+  out.resize(start);
+  out += generalStepJson(step, environment_.describe(), writer_.header(), encoding, reset);
 }
 
 } // namespace mlgo::server

@@ -54,6 +54,9 @@ bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
       !plainJsonText(step.observation.context) || !plainJsonText(d.defaultActionSource))
     return false;
   auto tensors = visibleTensors(step, d);
+  if (encoding == TensorEncoding::kBase64) // One allocation for the reply and its line's end.
+    out.reserve(out.size() + writer.base64Size(tensors) + step.observation.context.size() +
+                d.defaultActionSource.size() + 192);
   out += "{\"observation\":";
   writer.append(out, tensors, encoding);
   out += ",\"reward\":0,\"terminated\":false,\"truncated\":false,\"info\":{\"context\":\"";

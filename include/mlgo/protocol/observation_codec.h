@@ -46,6 +46,9 @@ public:
   const LogHeader& header() const { return header_; }
   void append(std::string& out, std::span<const std::span<const std::byte>> tensors,
               TensorEncoding encoding) const;
+  /// The exact length `append` writes in base64 (for one reservation of a
+  /// whole reply).
+  size_t base64Size(std::span<const std::span<const std::byte>> tensors) const;
 
 private:
   LogHeader header_;
@@ -55,9 +58,18 @@ private:
 /// Appends one tensor's values as a JSON array (JSON encoding rules above).
 void appendTensorJson(std::string& out, const TensorSpec& spec, std::span<const std::byte> data);
 
-/// Standard base64 (RFC 4648, with padding).
+/// Standard base64 (RFC 4648, with padding). Encoding uses AVX2 where the CPU
+/// has it (protocol/base64.cc); the output is the same on every CPU.
 void appendBase64(std::string& out, std::span<const std::byte> bytes);
+/// The same characters written at `dst`, which has room for the
+/// (size + 2) / 3 * 4 of them; returns their end.
+char* encodeBase64(std::span<const std::byte> bytes, char* dst);
 Result<std::vector<std::byte>> decodeBase64(std::string_view text);
+
+namespace detail {
+/// appendBase64 without the vector path: what tests compare it with.
+void appendBase64Portable(std::string& out, std::span<const std::byte> bytes);
+} // namespace detail
 
 /// An action as the agent sent it: one entry per element, kept both as the
 /// exact integer (when the JSON number was integral) and as a double.

@@ -68,6 +68,17 @@ struct Request {
   std::string method;
   /// The params object (empty object when absent). Arrays are refused.
   llvm::json::Object params;
+  /// A `step` line in the clients' compact form carries its two integers here
+  /// and leaves `params` empty: building the object cost more than the rest of
+  /// the line's decoding. paramsObject() gives the params of either form.
+  struct CompactStep {
+    int64_t episode = 0;
+    int64_t action = 0;
+  };
+  std::optional<CompactStep> compact;
+
+  /// `params`, or those of a compact step, as one object (a copy).
+  llvm::json::Object paramsObject() const;
 };
 
 /// A request that could not be decoded, answered with this error.
@@ -106,6 +117,9 @@ std::string encodeError(const Id& id, Code code, std::string_view message,
 /// A response whose result is already serialised JSON text (the fast path for
 /// large observations).
 std::string encodeRawResult(const Id& id, std::string_view resultJson);
+/// The start of such a response, up to its result: append the result's JSON
+/// text and a closing `}` to `out` to complete it (no copy of the result).
+void appendResultPrefix(std::string& out, const Id& id);
 /// Joins responses into one batch line `[r1,r2,...]` (no newline).
 std::string joinBatch(const std::vector<std::string>& responses);
 

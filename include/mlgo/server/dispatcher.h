@@ -152,6 +152,8 @@ private:
   /// `reset` is set for reset replies (episode, module, module embedding).
   std::string stepJson(const env::StepResult& step, protocol::TensorEncoding encoding,
                        const env::ResetResult* reset) const;
+  void appendStepJson(std::string& out, const env::StepResult& step,
+                      protocol::TensorEncoding encoding, const env::ResetResult* reset) const;
 
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);
@@ -160,13 +162,17 @@ private:
   /// (invalid_action naming its index).
   static std::optional<Reply> prefixParam(const llvm::json::Object& options,
                                           std::vector<env::ActionValue>& out);
-  Reply step(const llvm::json::Object& params, ConnectionEpisodes& episodes);
-  /// Parses a step's params and marks the episode in a call; the reply
-  /// when it cannot go on.
-  std::optional<Reply> openStep(const llvm::json::Object& params, ConnectionEpisodes& episodes,
-                                PendingStep& call);
+  Reply step(const protocol::rpc::Request& request, ConnectionEpisodes& episodes);
+  /// Reads a step's params (either form) and marks the episode in a call;
+  /// the reply when it cannot go on.
+  std::optional<Reply> openStep(const protocol::rpc::Request& request,
+                                ConnectionEpisodes& episodes, PendingStep& call);
   /// The reply of a step that ran (with `status`), ending the call.
   Reply closeStep(PendingStep& call, const Status& status, ConnectionEpisodes& episodes);
+  /// closeStep, encoded for `call.id`; a result is written into the response
+  /// in place (an observation is kilobytes: no copy of it per step).
+  std::string closeStepReply(PendingStep& call, const Status& status,
+                             ConnectionEpisodes& episodes);
   StepTurn afterProgress(PendingStep& call, const Result<env::StepProgress>& progress,
                          ConnectionEpisodes& episodes, std::string& reply);
   /// The response line for `reply` to request `id`.
