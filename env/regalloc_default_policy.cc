@@ -33,6 +33,20 @@ struct ColumnViews {
   std::span<const float> brokenHints, urgent, weight;
 };
 
+/// std::round (half away from zero) without its library call: every regalloc
+/// step rounds a few hundred values here.
+double roundHalfAway(double x) {
+  if (!(std::abs(x) < 4503599627370496.0)) // 2^52: integral already (or NaN).
+    return x;
+  double whole = static_cast<double>(static_cast<int64_t>(x)); // Toward zero, exact.
+  double rest = x - whole;                                      // Exact too.
+  if (rest >= 0.5)
+    return whole + 1;
+  if (rest <= -0.5)
+    return whole - 1;
+  return std::copysign(whole, x); // -0.3 rounds to -0, as std::round does.
+}
+
 /// Normalised counts are k / M for small integers k and M = the largest k.
 /// Writes the raw counts for the smallest M that makes every value an
 /// integer (the values themselves when none does) to `raw`.
@@ -51,14 +65,14 @@ void recoverCounts(std::span<const float> values, ColumnBuffer<double>& raw) {
       if (!std::isfinite(v) || v == 0)
         continue;
       double scaled = v * m;
-      if (std::abs(scaled - std::round(scaled)) > 1e-3) {
+      if (std::abs(scaled - roundHalfAway(scaled)) > 1e-3) {
         integral = false;
         break;
       }
     }
     if (integral) {
       for (double& v : raw)
-        v = std::isfinite(v) ? std::round(v * m) : 0;
+        v = std::isfinite(v) ? roundHalfAway(v * m) : 0;
       return;
     }
   }
