@@ -53,6 +53,8 @@ std::optional<TensorEncoding> parseTensorEncoding(std::string_view text) {
     return TensorEncoding::kJson;
   if (text == "base64")
     return TensorEncoding::kBase64;
+  if (text == "binary")
+    return TensorEncoding::kBinary;
   return std::nullopt;
 }
 
@@ -100,6 +102,18 @@ void appendObservation(std::string& out, const LogHeader& header,
                        std::span<const std::span<const std::byte>> tensors,
                        TensorEncoding encoding, std::span<const bool> include) {
   const size_t n = std::min(header.features.size(), tensors.size());
+  if (encoding == TensorEncoding::kBinary) { // The bytes follow the reply line.
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (include.empty() || include[i])
+        bytes += tensors[i].size();
+    out += "{\"";
+    out += kFrameKey;
+    out += "\":";
+    out += std::to_string(bytes);
+    out += '}';
+    return;
+  }
   if (encoding == TensorEncoding::kBase64) { // One allocation for the whole object.
     size_t need = 2;
     for (size_t i = 0; i < n; ++i)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Steps/s from the Python package's remote transport against a running
 mlgo-env server (used by bench_server_step, which serves a replayed stream so
-clang's time is out), with JSON and with base64 observations."""
+clang's time is out), with JSON, base64 and binary observations."""
 import argparse
 import os
 import sys
@@ -28,7 +28,7 @@ def main():
     description = client.describe()
     problem = description["problem"]
     specs = remote.feature_specs(description)
-    for encoding in ("json", "base64"):
+    for encoding in ("json", "base64", "binary"):
         steps, seconds = 0, 0.0
         for _ in range(args.episodes):
             result = client.call("reset", {"module": args.module, "encoding": encoding})

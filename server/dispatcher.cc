@@ -171,6 +171,7 @@ Dispatcher::Dispatcher(env::Environment& environment, DispatcherOptions options)
     json.attributeArray("encodings", [&] {
       json.value("json");
       json.value("base64");
+      json.value("binary");
     });
   });
 }
@@ -208,7 +209,7 @@ std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& requ
   return encode(*request.id, reply);
 }
 
-Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}}; }
+Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}, std::nullopt}; }
 
 std::optional<Dispatcher::Reply> Dispatcher::prefixParam(const llvm::json::Object& options,
                                                          std::vector<env::ActionValue>& out) {
@@ -285,7 +286,8 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     return failure(badPrefix ? Code::kInvalidAction : codeFor(result.error()),
                    result.error().message());
   }
-  return {stepJson(result->step, chosen, &*result), std::nullopt, {}};
+  return {stepJson(result->step, chosen, &*result), std::nullopt, {},
+          frameOf(result->step, chosen)};
 }
 
 std::optional<Dispatcher::Reply> Dispatcher::openStep(const protocol::rpc::Request& request,
@@ -362,7 +364,17 @@ Dispatcher::Reply Dispatcher::closeStep(PendingStep& call, const Status& status,
   }
   bool ended = call.result.terminated || call.result.truncated;
   episodes.end(call.episode, ended);
-  return {stepJson(call.result, call.encoding, nullptr), std::nullopt, {}};
+  return {stepJson(call.result, call.encoding, nullptr), std::nullopt, {},
+          frameOf(call.result, call.encoding)};
+}
+
+std::optional<std::string> Dispatcher::frameOf(const env::StepResult& step,
+                                               TensorEncoding encoding) const {
+  if (encoding != TensorEncoding::kBinary || step.terminated || step.truncated)
+    return std::nullopt;
+  std::string frame;
+  appendObservationFrame(frame, step, environment_.describe());
+  return frame;
 }
 
 std::string Dispatcher::closeStepReply(PendingStep& call, const Status& status,
@@ -374,6 +386,11 @@ std::string Dispatcher::closeStepReply(PendingStep& call, const Status& status,
   protocol::rpc::appendResultPrefix(out, call.id);
   appendStepJson(out, call.result, call.encoding, nullptr);
   out += '}';
+  if (call.encoding == TensorEncoding::kBinary && !call.result.terminated &&
+      !call.result.truncated) { // The frame as frameOf() makes it, written in place.
+    out += '\n';
+    appendObservationFrame(out, call.result, environment_.describe());
+  }
   return out;
 }
 
@@ -389,7 +406,12 @@ Dispatcher::Reply Dispatcher::step(const protocol::rpc::Request& request,
 std::string Dispatcher::encode(const protocol::rpc::Id& id, const Reply& reply) {
   if (reply.code)
     return protocol::rpc::encodeError(id, *reply.code, reply.message);
-  return protocol::rpc::encodeRawResult(id, reply.json);
+  std::string out = protocol::rpc::encodeRawResult(id, reply.json);
+  if (reply.frame) {
+    out += '\n';
+    out += *reply.frame;
+  }
+  return out;
 }
 
 Dispatcher::StepTurn Dispatcher::afterProgress(PendingStep& call,
@@ -441,7 +463,7 @@ Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,
   episodes.end(episode, true);
   if (!status.ok() && status.error().code() != ErrorCode::kNotFound)
     return failure(codeFor(status.error()), status.error().message());
-  return {fmt::format("{{\"episode\":{},\"closed\":true}}", episode), std::nullopt, {}};
+  return {fmt::format("{{\"episode\":{},\"closed\":true}}", episode), std::nullopt, {}, std::nullopt};
 }
 
 size_t Dispatcher::expireIdle(ConnectionEpisodes& episodes) {

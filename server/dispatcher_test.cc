@@ -175,6 +175,82 @@ TEST_F(DispatcherTest, BatchesAreAnsweredInItemOrder) {
   EXPECT_EQ(errorCode(call("[]")), kCode(Code::kInvalidRequest));
 }
 
+/// A reply line split into its JSON and the bytes after its first newline.
+std::pair<std::string, std::string> splitFrame(const std::string& reply) {
+  size_t newline = reply.find('\n');
+  if (newline == std::string::npos)
+    return {reply, ""};
+  return {reply.substr(0, newline), reply.substr(newline + 1)};
+}
+
+/// The observation of a JSON-encoded reply as the raw bytes a frame holds.
+std::string rawOfJsonObservation(const llvm::json::Object& observation,
+                                 const env::EnvironmentDescription& d) {
+  std::string raw;
+  for (const auto& spec : d.observationSpecs) {
+    const auto* values = observation.getArray(spec.name());
+    EXPECT_TRUE(values) << spec.name();
+    for (const auto& v : *values) {
+      // The fake inlining problem's features are int64 and float.
+      if (spec.type() == protocol::ElementType::kInt64) {
+        int64_t x = *v.getAsInteger();
+        raw.append(reinterpret_cast<const char*>(&x), sizeof x);
+      } else {
+        float x = static_cast<float>(*v.getAsNumber());
+        raw.append(reinterpret_cast<const char*>(&x), sizeof x);
+      }
+    }
+  }
+  return raw;
+}
+
+TEST_F(DispatcherTest, BinaryObservationsFollowTheirReplyLine) {
+  const auto& d = fake_->environment().describe();
+  auto lineOf = [&](const std::string& text) {
+    auto reply = handleLine(text, *dispatcher_, episodes_, 64);
+    EXPECT_TRUE(reply);
+    return reply.value_or("");
+  };
+  // Two episodes of the same module, one JSON, one binary: same decisions.
+  std::string jsonReset = lineOf(request(1, "reset", R"({"module":"alpha"})"));
+  auto [binaryJson, frame] =
+      splitFrame(lineOf(request(2, "reset", R"({"module":"alpha","encoding":"binary"})")));
+  auto asJson = parse(jsonReset), asBinary = parse(binaryJson);
+  ASSERT_TRUE(result(asJson) && result(asBinary));
+  std::string expected = rawOfJsonObservation(*result(asJson)->getObject("observation"), d);
+  EXPECT_EQ(result(asBinary)->getObject("observation")->getInteger("$frame"),
+            static_cast<int64_t>(expected.size()));
+  EXPECT_EQ(frame, expected);
+  int64_t plain = *result(asJson)->getInteger("episode");
+  int64_t binary = *result(asBinary)->getInteger("episode");
+  // A step (the fast reply path) and a batch of two steps.
+  auto stepJson = parse(lineOf(step(plain, "0", 3)));
+  auto [stepLine, stepFrame] = splitFrame(lineOf(step(binary, "0", 4)));
+  EXPECT_EQ(stepFrame, rawOfJsonObservation(*result(stepJson)->getObject("observation"), d));
+  // A batch (here run item after item): the frames follow in item order.
+  auto batchJson = parse(lineOf("[" + step(plain, "1", 5) + "," + request(6, "describe") + "," +
+                                step(plain, "1", 7) + "]"));
+  auto [batchLine, batchFrames] = splitFrame(
+      lineOf("[" + step(binary, "1", 8) + "," + request(9, "describe") + "," +
+             step(binary, "1", 10) + "]"));
+  const auto* items = parse(batchLine).getAsArray();
+  ASSERT_TRUE(items && items->size() == 3u);
+  EXPECT_EQ((*items)[1].getAsObject()->getInteger("id"), 9);
+  const auto& plainItems = *batchJson.getAsArray();
+  EXPECT_EQ(batchFrames,
+            rawOfJsonObservation(*result(plainItems[0])->getObject("observation"), d) +
+                rawOfJsonObservation(*result(plainItems[2])->getObject("observation"), d));
+  // The episode's last step has no observation and no frame.
+  std::string last;
+  for (int i = 0; i < 20 && last.empty(); ++i) {
+    auto reply = lineOf(step(binary, "0", 20 + i));
+    if (result(parse(splitFrame(reply).first))->getBoolean("terminated") == true)
+      last = reply;
+  }
+  ASSERT_FALSE(last.empty());
+  EXPECT_EQ(last.find('\n'), std::string::npos);
+}
+
 TEST_F(DispatcherTest, AFailedCompileIsReportedAndForgotten) {
   testing::FakeEnvironmentSetup setup;
   env::testing::FakeModule broken;

@@ -10,13 +10,31 @@ std::optional<std::string> joinReplies(std::vector<std::optional<std::string>>& 
       return std::nullopt;
     return std::move(*replies[0]);
   }
+  // A reply carrying a binary observation is its JSON, a newline and the
+  // frame (JSON text has no raw newline): the array of the JSON parts comes
+  // first, then every frame in item order.
   std::vector<std::string> parts;
-  for (auto& reply : replies)
-    if (reply)
-      parts.push_back(std::move(*reply));
+  std::string frames;
+  bool framed = false;
+  for (auto& reply : replies) {
+    if (!reply)
+      continue;
+    size_t newline = reply->find('\n');
+    if (newline != std::string::npos) {
+      framed = true;
+      frames.append(*reply, newline + 1);
+      reply->resize(newline);
+    }
+    parts.push_back(std::move(*reply));
+  }
   if (parts.empty())
     return std::nullopt;
-  return protocol::rpc::joinBatch(parts);
+  std::string line = protocol::rpc::joinBatch(parts);
+  if (framed) {
+    line += '\n';
+    line += frames;
+  }
+  return line;
 }
 
 std::optional<std::string> handleLine(std::string_view line, Dispatcher& dispatcher,

@@ -188,7 +188,31 @@ std::string call(testing::LineClient& client, const std::string& method,
                      "\",\"params\":" + params + "}");
 }
 
-/// The next action: clang's default for inlining, the first valid eviction.
+/// The observation encoding the server's clients ask for: binary, as the
+/// Python package does, or MLGO_BENCH_ENCODING (json, base64).
+std::string benchEncoding() {
+  const char* chosen = std::getenv("MLGO_BENCH_ENCODING");
+  return chosen && *chosen ? chosen : "binary";
+}
+
+/// Reads the frame after a reply line whose observation is binary (and its
+/// closing newline); the frame's bytes.
+std::string readFrame(testing::LineClient& client, const llvm::json::Object& result) {
+  const auto* observation = result.getObject("observation");
+  auto size = observation ? observation->getInteger("$frame") : std::nullopt;
+  if (!size)
+    return {};
+  auto frame = client.readBytes(static_cast<size_t>(*size) + 1);
+  if (!frame || frame->back() != '\n') {
+    std::fprintf(stderr, "bench: a binary observation's frame did not arrive whole\n");
+    std::exit(1);
+  }
+  frame->pop_back();
+  return *frame;
+}
+
+/// The next action: the default's decision (both problems report one), else
+/// the first valid eviction (from a base64 observation).
 std::string chooseAction(const llvm::json::Object& result) {
   if (auto* info = result.getObject("info"))
     if (auto d = info->getInteger("default_action"))
@@ -278,13 +302,14 @@ void benchProblem(const Setup& setup, int episodes) {
   double totalSeconds = 0;
   double intermediateNanos = 0; // Server CPU from the first step sent to the last intermediate reply.
   for (int e = 0; e < episodes; ++e) {
-    auto reply =
-        llvm::json::parse(call(client, "reset", R"({"module":"replay","encoding":"base64"})"));
+    auto reply = llvm::json::parse(
+        call(client, "reset", R"({"module":"replay","encoding":")" + benchEncoding() + "\"}"));
     auto* result = reply->getAsObject()->getObject("result");
     if (!result) {
       std::fprintf(stderr, "bench: reset failed\n");
       std::exit(1);
     }
+    (void)readFrame(client, *result);
     std::string episode = std::to_string(*result->getInteger("episode"));
     std::string action = chooseAction(*result);
     uint64_t steps = 0;
@@ -305,10 +330,11 @@ void benchProblem(const Setup& setup, int episodes) {
       }
       if (*r->getBoolean("terminated") || *r->getBoolean("truncated"))
         break;
+      std::string frame = readFrame(client, *r);
       cpuAtLastReply = cpuNanos(server.pid());
       roundTrips.push_back(micros); // Not the final step: the compile's end and scoring.
       sizes.request = params.size() + 50;
-      sizes.reply = text.size() + 1;
+      sizes.reply = text.size() + 1 + (frame.empty() ? 0 : frame.size() + 1);
       action = chooseAction(*r);
     }
     // The final step includes the end of the compile and the scoring: leave
@@ -328,8 +354,9 @@ void benchProblem(const Setup& setup, int episodes) {
               setup.problem.c_str(), serverCpu / static_cast<double>(totalSteps) * 1e6);
   std::printf("%s: server CPU per intermediate step (all its threads, schedstat; the steps "
               "before an episode's last, whose reply needs no compile end nor scoring): %.1f us "
-              "over %zu steps (target <= 30 us)\n",
-              setup.problem.c_str(), intermediateMicros, roundTrips.size());
+              "over %zu steps, %s observations (target <= 30 us)\n",
+              setup.problem.c_str(), intermediateMicros, roundTrips.size(),
+              benchEncoding().c_str());
   std::printf("%s: C++ client over a Unix socket: %d episodes, %llu steps, median %.1f us per "
               "step round trip (min %.1f, max %.1f), %.0f steps/s overall (final steps, which "
               "wait for the compile to end and be scored, included)\n",

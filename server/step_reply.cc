@@ -44,6 +44,26 @@ std::vector<std::span<const std::byte>> visibleTensors(const env::StepResult& st
 
 } // namespace
 
+void appendObservationFrame(std::string& out, const env::StepResult& step,
+                            const env::EnvironmentDescription& d) {
+  // The visible tensors sit one after another from the start of the bytes
+  // (the offsets are their running sizes): one copy, no cutting.
+  const auto& bytes = step.observation.bytes;
+  size_t end = 0;
+  for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
+    size_t size = d.observationSpecs[i].byteSize();
+    if (d.observationOffsets[i] != end || end + size > bytes.size())
+      break;
+    end += size;
+  }
+  if (end == bytes.size()) {
+    out.append(reinterpret_cast<const char*>(bytes.data()), end);
+    return;
+  }
+  for (std::span<const std::byte> t : visibleTensors(step, d)) // Not laid out so: as cut.
+    out.append(reinterpret_cast<const char*>(t.data()), t.size());
+}
+
 bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
                                 const env::EnvironmentDescription& d,
                                 const protocol::ObservationJsonWriter& writer,
@@ -54,8 +74,12 @@ bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
       !plainJsonText(step.observation.context) || !plainJsonText(d.defaultActionSource))
     return false;
   auto tensors = visibleTensors(step, d);
-  if (encoding == TensorEncoding::kBase64) // One allocation for the reply and its line's end.
+  // One allocation for the reply, its frame and its line's end.
+  if (encoding == TensorEncoding::kBase64)
     out.reserve(out.size() + writer.base64Size(tensors) + step.observation.context.size() +
+                d.defaultActionSource.size() + 192);
+  else if (encoding == TensorEncoding::kBinary)
+    out.reserve(out.size() + step.observation.bytes.size() + step.observation.context.size() +
                 d.defaultActionSource.size() + 192);
   out += "{\"observation\":";
   writer.append(out, tensors, encoding);

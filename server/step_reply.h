@@ -20,6 +20,11 @@ namespace mlgo::server {
 /// episode's last step or one with a reward or summary, a context or
 /// default-action source that JSON would escape, a floating default action.
 /// `writer`: of the observation specs as a header.
+/// Appends a binary observation's frame: the visible tensors as the reply's
+/// `{"$frame":N}` counts them (N bytes), concatenated in spec order.
+void appendObservationFrame(std::string& out, const env::StepResult& step,
+                            const env::EnvironmentDescription& d);
+
 bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
                                 const env::EnvironmentDescription& description,
                                 const protocol::ObservationJsonWriter& writer,

@@ -133,17 +133,20 @@ def _floats(info: Dict[str, Any]) -> Dict[str, Any]:
 
 
 class RemoteBackend(Backend):
-    """A server reached through a Client; base64 observations."""
+    """A server reached through a Client; binary observations (base64 from a
+    server that does not offer them)."""
 
     def __init__(self, client: _remote.Client, owns_client: bool = True) -> None:
         self.client = client
         self._owns_client = owns_client
         self.description = client.describe()
         self._specs = _remote.feature_specs(self.description)
+        offered = self.description.get("encodings", [])
+        self._encoding = "binary" if "binary" in offered else "base64"
 
     def _reset_params(self, request: ResetRequest) -> Dict[str, Any]:
         module, seed, max_steps, actions = (tuple(request) + (None,))[:4]
-        params: Dict[str, Any] = {"encoding": "base64"}
+        params: Dict[str, Any] = {"encoding": self._encoding}
         if module is not None:
             params["module"] = module
         if seed is not None:

@@ -2,9 +2,12 @@
 request or batch) over a Unix socket, TCP, or a child's stdio.
 
 ``Client`` makes raw calls and batches; mlgo_env's ``Env`` and ``VectorEnv``
-use it through ``RemoteBackend`` (backend.py) with ``"encoding":"base64"``
-observations, so a step formats no JSON numbers: each tensor travels as its
-raw little-endian bytes in base64 and is decoded into a fresh numpy array.
+use it through ``RemoteBackend`` (backend.py) with ``"encoding":"binary"``
+observations, so a step formats no JSON numbers: the reply line holds
+``{"$frame": N}`` and is followed by the N raw little-endian bytes of the
+tensors (spec order), then a newline; the client reads them with the line
+and decodes them into fresh numpy arrays. (``"base64"`` and ``"json"``
+observations are decoded too.)
 
 Errors: a reply's error raises the exception class of its code
 (errors.py); a connection that closes, resets or breaks raises
@@ -30,6 +33,10 @@ from .spaces import NUMPY_DTYPES
 
 __all__ = ["Client", "connect", "connect_unix", "connect_tcp", "connect_stdio",
            "decode_observation"]
+
+
+_FRAME = "$frame"   # a binary observation's placeholder: its byte count
+_BYTES = "$bytes"   # where the client puts the frame's bytes
 
 
 class _Transport:
@@ -59,6 +66,16 @@ class _Transport:
             raise ServerGone(f"mlgo-env at {self.where} closed the connection "
                              "(the server exited or was killed)")
         return line
+
+    def recv_exact(self, size: int) -> bytes:
+        try:
+            data = self._reader.read(size)
+        except (ConnectionError, ValueError) as error:
+            raise ServerGone(f"mlgo-env at {self.where} is gone: {error}") from None
+        if data is None or len(data) != size:
+            raise ServerGone(f"mlgo-env at {self.where} closed the connection in the middle "
+                             "of an observation frame")
+        return data
 
     def close(self) -> None:
         self._closer()
@@ -162,7 +179,8 @@ class Client:
                 raise ServerGone(self._broken)
             try:
                 self._transport.send_line(line)
-                reply = self._transport.recv_line()
+                decoded = json.loads(self._transport.recv_line())
+                self._read_frames(decoded)
             except ServerGone as error:
                 self._broken = str(error.message)
                 raise
@@ -172,7 +190,25 @@ class Client:
                                 "an interrupted call")
                 self._transport.close()
                 raise
-        return json.loads(reply)
+        return decoded
+
+    def _read_frames(self, decoded: Any) -> None:
+        """Reads the bytes of the reply's binary observations (the items'
+        ``{"$frame": N}``, in order) and the newline after them; each
+        observation gets its bytes under ``"$bytes"``."""
+        framed = []
+        for reply in decoded if isinstance(decoded, list) else [decoded]:
+            result = reply.get("result") if isinstance(reply, dict) else None
+            observation = result.get("observation") if isinstance(result, dict) else None
+            if isinstance(observation, dict) and _FRAME in observation:
+                framed.append(observation)
+        if not framed:
+            return
+        for observation in framed:
+            observation[_BYTES] = self._transport.recv_exact(int(observation[_FRAME]))
+        if self._transport.recv_exact(1) != b"\n":
+            raise ServerGone(f"mlgo-env at {self.where} sent observation frames without "
+                             "their closing newline")
 
     def call(self, method: str, params: Optional[Dict[str, Any]] = None) -> Any:
         """One request; returns its result or raises the error's class."""
@@ -227,11 +263,14 @@ class Client:
 
 def decode_observation(observation: Optional[Dict[str, Any]],
                        specs: Dict[str, Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[str, np.ndarray]]:
-    """An observation from a reply as fresh numpy arrays: base64 strings are
-    decoded (raw little-endian bytes), JSON lists converted; ``specs`` maps
-    each feature to its (numpy dtype, shape)."""
+    """An observation from a reply as fresh numpy arrays: a binary frame is
+    cut into its tensors (spec order), base64 strings are decoded (raw
+    little-endian bytes), JSON lists converted; ``specs`` maps each feature
+    to its (numpy dtype, shape)."""
     if observation is None:
         return None
+    if _FRAME in observation:
+        return _split_frame(observation[_BYTES], specs)
     out = {}
     for name, value in observation.items():
         dtype, shape = specs[name]
@@ -240,6 +279,23 @@ def decode_observation(observation: Optional[Dict[str, Any]],
         else:
             array = np.asarray(value, dtype=dtype).reshape(shape)
         out[name] = array
+    return out
+
+
+def _split_frame(data: bytes, specs: Dict[str, Tuple[str, Tuple[int, ...]]]
+                 ) -> Dict[str, np.ndarray]:
+    out, at = {}, 0
+    data = bytearray(data)  # one writable copy; the arrays are views of it
+    for name, (dtype, shape) in specs.items():
+        count = int(np.prod(shape, dtype=np.int64))
+        size = count * np.dtype(dtype).itemsize
+        if at + size > len(data):
+            raise InternalError(f"an observation frame of {len(data)} bytes is too short for "
+                                f"feature {name!r}")
+        out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
+        at += size
+    if at != len(data):
+        raise InternalError(f"an observation frame has {len(data) - at} bytes beyond its features")
     return out
 
 

@@ -102,12 +102,13 @@ class Conformance(ServedTestCase):
         self.assertEqual(result["reward"], 0.0)
         self.assertEqual(result["policy_score"], result["default_score"])
 
-    def test_base64_observations_decode(self):
+    def test_base64_and_binary_observations_decode(self):
         specs = remote.feature_specs(self.client.describe())
+        self.assertIn("binary", self.client.describe()["encodings"])
         decoded = {}
-        for encoding in ("base64", "json"):
+        for encoding in ("base64", "json", "binary"):
             result = self.client.call("reset", {"module": "bignum.o", "encoding": encoding})
-            self.assertEqual(isinstance(result["observation"]["callee_users"], str),
+            self.assertEqual(isinstance(result["observation"].get("callee_users"), str),
                              encoding == "base64")
             decoded[encoding] = remote.decode_observation(result["observation"], specs)
             self.client.call("close", {"episode": result["episode"]})
@@ -115,6 +116,27 @@ class Conformance(ServedTestCase):
         self.assertEqual(decoded["base64"]["callee_users"].shape, (1,))
         for name in specs:
             np.testing.assert_array_equal(decoded["base64"][name], decoded["json"][name])
+            np.testing.assert_array_equal(decoded["binary"][name], decoded["json"][name])
+        # A batch: frames follow the line in item order, errors carry none.
+        first = self.client.call("reset", {"module": "bignum.o", "encoding": "binary"})
+        second = self.client.call("reset", {"module": "sha256.o", "encoding": "binary"})
+        replies = self.client.batch([("step", {"episode": first["episode"], "action": 1}),
+                                     ("step", {"episode": 987654, "action": 1}),
+                                     ("describe", None),
+                                     ("step", {"episode": second["episode"], "action": 0})])
+        self.assertIsInstance(replies[1], mlgo_env.UnknownEpisode)
+        batch_obs = [remote.decode_observation(replies[i]["observation"], specs) for i in (0, 3)]
+        plain = {}
+        for module, action in (("bignum.o", 1), ("sha256.o", 0)):
+            r = self.client.call("reset", {"module": module, "encoding": "json"})
+            plain[module] = remote.decode_observation(self.client.call(
+                "step", {"episode": r["episode"], "action": action})["observation"], specs)
+            self.client.call("close", {"episode": r["episode"]})
+        for got, module in zip(batch_obs, ("bignum.o", "sha256.o")):
+            for name in specs:
+                np.testing.assert_array_equal(got[name], plain[module][name])
+        for r in (first, second):
+            self.client.call("close", {"episode": r["episode"]})
 
     def test_error_codes(self):
         cases = [

@@ -94,6 +94,20 @@ public:
     }
   }
 
+  /// Exactly `size` bytes (a binary observation's frame); empty optional at EOF.
+  std::optional<std::string> readBytes(size_t size) {
+    while (buffer_.size() < size) {
+      char chunk[65536];
+      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n <= 0)
+        return std::nullopt;
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+    std::string bytes = buffer_.substr(0, size);
+    buffer_.erase(0, size);
+    return bytes;
+  }
+
   std::string call(const std::string& line) {
     if (!sendLine(line))
       return "<send failed>";

@@ -27,9 +27,15 @@
 
 namespace mlgo::protocol {
 
-enum class TensorEncoding : uint8_t { kJson, kBase64 };
+/// How an observation's tensors travel to an agent. kBinary: the JSON holds
+/// only `{"$frame":N}` and the reply line is followed by the N raw bytes of
+/// the visible tensors, concatenated in spec order (docs/protocol.md).
+enum class TensorEncoding : uint8_t { kJson, kBase64, kBinary };
 
-/// Parses "json" / "base64".
+/// The key of a binary observation's placeholder object.
+inline constexpr std::string_view kFrameKey = "$frame";
+
+/// Parses "json" / "base64" / "binary".
 std::optional<TensorEncoding> parseTensorEncoding(std::string_view text);
 
 /// Appends the observation object. `include`, when non-empty, has one flag per

@@ -144,9 +144,11 @@ private:
     std::string json;
     std::optional<protocol::rpc::Code> code;
     std::string message;
+    /// A binary observation's bytes, sent after the response line.
+    std::optional<std::string> frame;
   };
   static Reply failure(protocol::rpc::Code code, std::string message) {
-    return {{}, code, std::move(message)};
+    return {{}, code, std::move(message), std::nullopt};
   }
 
   /// `reset` is set for reset replies (episode, module, module embedding).
@@ -154,6 +156,10 @@ private:
                        const env::ResetResult* reset) const;
   void appendStepJson(std::string& out, const env::StepResult& step,
                       protocol::TensorEncoding encoding, const env::ResetResult* reset) const;
+  /// The bytes that follow a binary observation's reply (none for the
+  /// other encodings and for an ended episode's null observation).
+  std::optional<std::string> frameOf(const env::StepResult& step,
+                                     protocol::TensorEncoding encoding) const;
 
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);

@@ -9,6 +9,8 @@
 ///
 ///   line  := JSON-RPC request | [request, ...]          (protocol/rpc.h)
 ///   reply := response | [response, ...] | nothing (notifications only)
+///            each followed, with binary observations, by "\n" and the
+///            frames of its items in order
 ///
 /// A batch's responses come in item order, notifications leave no response,
 /// and a batch of notifications only (or a lone notification) has no reply.
@@ -27,7 +29,9 @@
 namespace mlgo::server {
 
 /// Joins the per-item replies of one line (nullopt for notifications) into
-/// the reply line, without newline; nullopt when there is nothing to send.
+/// the reply line, without its final newline; nullopt when there is nothing
+/// to send. Replies with binary observations ("JSON\nFRAME") put their JSON
+/// in the line and their frames after it, in item order, after a newline.
 std::optional<std::string> joinReplies(std::vector<std::optional<std::string>>& replies,
                                        bool batch);
 
