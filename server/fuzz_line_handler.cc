@@ -76,6 +76,21 @@ std::optional<std::string> episodeOf(const std::string& reply) {
   return reply.substr(begin, end - begin);
 }
 
+/// The bytes a reply's binary observations announce (their `$frame`s).
+int64_t framedBytes(const llvm::json::Value& reply) {
+  if (const auto* items = reply.getAsArray()) {
+    int64_t sum = 0;
+    for (const auto& item : *items)
+      sum += framedBytes(item);
+    return sum;
+  }
+  const auto* object = reply.getAsObject();
+  const auto* result = object ? object->getObject("result") : nullptr;
+  const auto* observation = result ? result->getObject("observation") : nullptr;
+  auto size = observation ? observation->getInteger("$frame") : std::nullopt;
+  return size.value_or(0);
+}
+
 std::string substitute(std::string_view line, const std::string& episode) {
   std::string out(line);
   for (size_t at = out.find("EPISODE"); at != std::string::npos; at = out.find("EPISODE", at))
@@ -97,9 +112,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto reply = server::handleLine(line, *h.dispatcher, episodes, 16);
     if (!reply)
       continue;
-    if (!llvm::json::parse(*reply))
+    // The reply line, then (binary observations) a newline and their frames.
+    size_t end = reply->find('\n');
+    auto parsed = llvm::json::parse(std::string_view(*reply).substr(0, end));
+    if (!parsed)
       std::abort();
-    if (auto id = episodeOf(*reply))
+    size_t frames = end == std::string::npos ? 0 : reply->size() - end - 1;
+    if (static_cast<int64_t>(frames) != framedBytes(*parsed))
+      std::abort();
+    if (auto id = episodeOf(reply->substr(0, end)))
       episode = *id;
   }
   h.dispatcher->closeAll(episodes);
