@@ -28,17 +28,18 @@ def main():
     description = client.describe()
     problem = description["problem"]
     specs = remote.feature_specs(description)
+    layout = remote.frame_layout(specs)
     for encoding in ("json", "base64", "binary"):
         steps, seconds = 0, 0.0
         for _ in range(args.episodes):
             result = client.call("reset", {"module": args.module, "encoding": encoding})
             episode, info = result["episode"], result["info"]
-            observation = remote.decode_observation(result["observation"], specs)
+            observation = remote.decode_observation(result["observation"], specs, layout)
             start = time.perf_counter()
             while observation is not None:
                 result = client.call("step", {"episode": episode,
                                               "action": choose(problem, observation, info)})
-                observation = remote.decode_observation(result["observation"], specs)
+                observation = remote.decode_observation(result["observation"], specs, layout)
                 info = result["info"]
                 steps += 1
                 if result["terminated"] or result["truncated"]:

@@ -141,6 +141,7 @@ class RemoteBackend(Backend):
         self._owns_client = owns_client
         self.description = client.describe()
         self._specs = _remote.feature_specs(self.description)
+        self._layout = _remote.frame_layout(self._specs)
         offered = self.description.get("encodings", [])
         self._encoding = "binary" if "binary" in offered else "base64"
 
@@ -169,10 +170,13 @@ class RemoteBackend(Backend):
                 out.append(result)
                 continue
             out.append((result["episode"], result["module"],
-                        _remote.decode_observation(result["observation"], self._specs),
+                        self._observation(result),
                         float(result["reward"]), result["terminated"], result["truncated"],
                         _floats(result["info"])))
         return out
+
+    def _observation(self, result: Dict[str, Any]) -> Any:
+        return _remote.decode_observation(result["observation"], self._specs, self._layout)
 
     def _one(self, method: str, params: Dict[str, Any]) -> Any:
         try:
@@ -190,7 +194,7 @@ class RemoteBackend(Backend):
             if isinstance(result, MlgoError):
                 out.append(result)
                 continue
-            out.append((_remote.decode_observation(result["observation"], self._specs),
+            out.append((self._observation(result),
                         float(result["reward"]), result["terminated"], result["truncated"],
                         _floats(result["info"])))
         return out

@@ -32,7 +32,7 @@ from .errors import InternalError, MlgoError, ServerGone, error_for
 from .spaces import NUMPY_DTYPES
 
 __all__ = ["Client", "connect", "connect_unix", "connect_tcp", "connect_stdio",
-           "decode_observation"]
+           "decode_observation", "frame_layout"]
 
 
 _FRAME = "$frame"   # a binary observation's placeholder: its byte count
@@ -262,15 +262,18 @@ class Client:
 
 
 def decode_observation(observation: Optional[Dict[str, Any]],
-                       specs: Dict[str, Tuple[str, Tuple[int, ...]]]) -> Optional[Dict[str, np.ndarray]]:
+                       specs: Dict[str, Tuple[str, Tuple[int, ...]]],
+                       layout: Optional[FrameLayout] = None
+                       ) -> Optional[Dict[str, np.ndarray]]:
     """An observation from a reply as fresh numpy arrays: a binary frame is
     cut into its tensors (spec order), base64 strings are decoded (raw
     little-endian bytes), JSON lists converted; ``specs`` maps each feature
-    to its (numpy dtype, shape)."""
+    to its (numpy dtype, shape); ``layout`` is ``frame_layout(specs)``, made
+    here when not given."""
     if observation is None:
         return None
     if _FRAME in observation:
-        return _split_frame(observation[_BYTES], specs)
+        return _split_frame(observation[_BYTES], layout or frame_layout(specs))
     out = {}
     for name, value in observation.items():
         dtype, shape = specs[name]
@@ -282,20 +285,38 @@ def decode_observation(observation: Optional[Dict[str, Any]],
     return out
 
 
-def _split_frame(data: bytes, specs: Dict[str, Tuple[str, Tuple[int, ...]]]
-                 ) -> Dict[str, np.ndarray]:
-    out, at = {}, 0
-    data = bytearray(data)  # one writable copy; the arrays are views of it
+FrameLayout = List[Tuple[str, np.dtype, int, int, Optional[Tuple[int, ...]]]]
+
+
+def frame_layout(specs: Dict[str, Tuple[str, Tuple[int, ...]]]) -> FrameLayout:
+    """Where each feature sits in a binary frame: (name, dtype, count, byte
+    offset, shape or None when the flat array already has it). Computed once
+    per description: per-feature numpy set-up costs more than the cutting."""
+    layout, at = [], 0
     for name, (dtype, shape) in specs.items():
-        count = int(np.prod(shape, dtype=np.int64))
-        size = count * np.dtype(dtype).itemsize
-        if at + size > len(data):
-            raise InternalError(f"an observation frame of {len(data)} bytes is too short for "
-                                f"feature {name!r}")
-        out[name] = np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(shape)
-        at += size
-    if at != len(data):
-        raise InternalError(f"an observation frame has {len(data) - at} bytes beyond its features")
+        kind = np.dtype(dtype)
+        count = 1
+        for extent in shape:
+            count *= int(extent)
+        layout.append((name, kind, count, at, None if len(shape) == 1 else tuple(shape)))
+        at += count * kind.itemsize
+    return layout
+
+
+def _split_frame(data: bytes, layout: FrameLayout) -> Dict[str, np.ndarray]:
+    if layout:
+        name, kind, count, at, _ = layout[-1]
+        expected = at + count * kind.itemsize
+    else:
+        expected = 0
+    if len(data) != expected:
+        raise InternalError(f"an observation frame has {len(data)} bytes; the features take "
+                            f"{expected}")
+    buffer = bytearray(data)  # one writable copy; the arrays are views of it
+    out = {}
+    for name, kind, count, at, shape in layout:
+        array = np.frombuffer(buffer, dtype=kind, count=count, offset=at)
+        out[name] = array if shape is None else array.reshape(shape)
     return out
 
 
