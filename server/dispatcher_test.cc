@@ -233,7 +233,8 @@ TEST_F(DispatcherTest, BinaryObservationsFollowTheirReplyLine) {
   auto [batchLine, batchFrames] = splitFrame(
       lineOf("[" + step(binary, "1", 8) + "," + request(9, "describe") + "," +
              step(binary, "1", 10) + "]"));
-  const auto* items = parse(batchLine).getAsArray();
+  auto batchReply = parse(batchLine);
+  const auto* items = batchReply.getAsArray();
   ASSERT_TRUE(items && items->size() == 3u);
   EXPECT_EQ((*items)[1].getAsObject()->getInteger("id"), 9);
   const auto& plainItems = *batchJson.getAsArray();
