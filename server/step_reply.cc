@@ -50,13 +50,13 @@ void appendObservationFrame(std::string& out, const env::StepResult& step,
   // (the offsets are their running sizes): one copy, no cutting.
   const auto& bytes = step.observation.bytes;
   size_t end = 0;
-  for (size_t i = 0; i < d.observationSpecs.size(); ++i) {
+  bool laidOut = true;
+  for (size_t i = 0; i < d.observationSpecs.size() && laidOut; ++i) {
     size_t size = d.observationSpecs[i].byteSize();
-    if (d.observationOffsets[i] != end || end + size > bytes.size())
-      break;
-    end += size;
+    laidOut = d.observationOffsets[i] == end && end + size <= bytes.size();
+    end += laidOut ? size : 0;
   }
-  if (end == bytes.size()) {
+  if (laidOut && end == bytes.size()) {
     out.append(reinterpret_cast<const char*>(bytes.data()), end);
     return;
   }
