@@ -13,6 +13,26 @@ bool isCc1(const std::vector<std::string>& args) {
   return !args.empty() && args[0] == "-cc1";
 }
 
+/// `args` with the module's bitcode path spelled "<bitcode>": a cache key's
+/// arguments must not depend on where the corpus lies.
+std::vector<std::string> keyArgs(std::vector<std::string> args, const corpus::ModuleSpec& module) {
+  std::string bitcode = module.bitcodePath.string();
+  for (std::string& arg : args)
+    if (arg == bitcode)
+      arg = "<bitcode>";
+  return args;
+}
+
+/// Sets `command` to run `clang` on `args` (room for `more` arguments after).
+void setCommand(CompileCommand& command, const std::filesystem::path& clang,
+                std::vector<std::string>&& args, size_t more) {
+  command.argv.reserve(args.size() + 1 + more);
+  command.argv.push_back(clang.string());
+  command.argv.insert(command.argv.end(), std::make_move_iterator(args.begin()),
+                      std::make_move_iterator(args.end()));
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+}
+
 } // namespace
 
 Result<std::vector<std::string>>
@@ -43,16 +63,12 @@ Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
   auto args = baseArgs(module, command.objectPath, command.remarksPath);
   if (!args.ok())
     return args.error();
-  command.argv.reserve(args->size() + 9);
-  command.argv.push_back(clang_.string());
-  command.argv.insert(command.argv.end(), std::make_move_iterator(args->begin()),
-                      std::make_move_iterator(args->end()));
+  setCommand(command, clang_, std::move(*args), 8);
   if (interactive) {
     command.channelBase = planned.dir.path() / kChannelName;
     for (std::string& arg : problem_->interactiveArgs(command.channelBase.string(), options_))
       command.argv.push_back(std::move(arg));
   }
-  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
   return planned;
 }
 
@@ -69,11 +85,7 @@ CompilePlanner::baselineKeyArgs(const corpus::ModuleSpec& module) const {
   auto args = baseArgs(module, "<object>", "<remarks>");
   if (!args.ok())
     return args.error();
-  std::string bitcode = module.bitcodePath.string();
-  for (std::string& arg : *args)
-    if (arg == bitcode)
-      arg = "<bitcode>";
-  return args;
+  return keyArgs(std::move(*args), module);
 }
 
 Result<std::vector<std::string>>
@@ -100,11 +112,7 @@ Result<PlannedCompile> CompilePlanner::optimization(const corpus::ModuleSpec& mo
   auto args = optimizationArgs(module, command.objectPath);
   if (!args.ok())
     return args.error();
-  command.argv.reserve(args->size() + 1);
-  command.argv.push_back(clang_.string());
-  command.argv.insert(command.argv.end(), std::make_move_iterator(args->begin()),
-                      std::make_move_iterator(args->end()));
-  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  setCommand(command, clang_, std::move(*args), 0);
   return planned;
 }
 
@@ -113,11 +121,7 @@ CompilePlanner::optimizationKeyArgs(const corpus::ModuleSpec& module) const {
   auto args = optimizationArgs(module, "<output>");
   if (!args.ok())
     return args.error();
-  std::string bitcode = module.bitcodePath.string();
-  for (std::string& arg : *args)
-    if (arg == bitcode)
-      arg = "<bitcode>";
-  return args;
+  return keyArgs(std::move(*args), module);
 }
 
 Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) {
