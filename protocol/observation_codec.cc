@@ -95,6 +95,48 @@ std::string jsonKey(std::string_view name) {
   return key;
 }
 
+bool included(std::span<const bool> include, size_t i) {
+  return include.empty() || include[i];
+}
+
+/// The length of the base64 object of the first `n` tensors (those included)
+/// under `keys` (`"name":`, escaped).
+size_t base64ObjectSize(std::span<const std::string> keys,
+                        std::span<const std::span<const std::byte>> tensors,
+                        std::span<const bool> include, size_t n) {
+  size_t size = 2, members = 0; // The braces.
+  for (size_t i = 0; i < n; ++i)
+    if (included(include, i)) {
+      size += keys[i].size() + 2 + (tensors[i].size() + 2) / 3 * 4;
+      ++members;
+    }
+  return size + (members > 0 ? members - 1 : 0); // The commas.
+}
+
+/// Appends that object, sized once and written in place: an observation of
+/// forty 8-byte tensors costs more to append piece by piece than to encode.
+void appendBase64Object(std::string& out, std::span<const std::string> keys,
+                        std::span<const std::span<const std::byte>> tensors,
+                        std::span<const bool> include, size_t n) {
+  size_t start = out.size();
+  out.resize(start + base64ObjectSize(keys, tensors, include, n));
+  char* at = out.data() + start;
+  *at++ = '{';
+  bool first = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (!included(include, i))
+      continue;
+    if (!first)
+      *at++ = ',';
+    first = false;
+    at = std::copy(keys[i].begin(), keys[i].end(), at);
+    *at++ = '"';
+    at = encodeBase64(tensors[i], at);
+    *at++ = '"';
+  }
+  *at = '}';
+}
+
 /// The object, given each feature's key (`keys[i]` or, when `keys` is
 /// empty, made on the spot).
 void appendObservation(std::string& out, const LogHeader& header,
@@ -105,7 +147,7 @@ void appendObservation(std::string& out, const LogHeader& header,
   if (encoding == TensorEncoding::kBinary) { // The bytes follow the reply line.
     size_t bytes = 0;
     for (size_t i = 0; i < n; ++i)
-      if (include.empty() || include[i])
+      if (included(include, i))
         bytes += tensors[i].size();
     out += "{\"";
     out += kFrameKey;
@@ -114,31 +156,24 @@ void appendObservation(std::string& out, const LogHeader& header,
     out += '}';
     return;
   }
-  if (encoding == TensorEncoding::kBase64) { // One allocation for the whole object.
-    size_t need = 2;
+  std::vector<std::string> made;
+  if (keys.empty()) {
     for (size_t i = 0; i < n; ++i)
-      need += header.features[i].name().size() + 6 + (tensors[i].size() + 2) / 3 * 4;
-    out.reserve(out.size() + need);
+      made.push_back(jsonKey(header.features[i].name()));
+    keys = made;
   }
+  if (encoding == TensorEncoding::kBase64)
+    return appendBase64Object(out, keys, tensors, include, n);
   out += '{';
   bool first = true;
   for (size_t i = 0; i < n; ++i) {
-    if (!include.empty() && !include[i])
+    if (!included(include, i))
       continue;
     if (!first)
       out += ',';
     first = false;
-    if (keys.empty())
-      out += jsonKey(header.features[i].name());
-    else
-      out += keys[i];
-    if (encoding == TensorEncoding::kBase64) {
-      out += '"';
-      appendBase64(out, tensors[i]);
-      out += '"';
-    } else {
-      appendTensorJson(out, header.features[i], tensors[i]);
-    }
+    out += keys[i];
+    appendTensorJson(out, header.features[i], tensors[i]);
   }
   out += '}';
 }
@@ -158,34 +193,13 @@ ObservationJsonWriter::ObservationJsonWriter(LogHeader header) : header_(std::mo
 
 size_t ObservationJsonWriter::base64Size(
     std::span<const std::span<const std::byte>> tensors) const {
-  const size_t n = std::min(keys_.size(), tensors.size());
-  size_t size = 2 + (n > 0 ? n - 1 : 0); // Braces and commas.
-  for (size_t i = 0; i < n; ++i)
-    size += keys_[i].size() + 2 + (tensors[i].size() + 2) / 3 * 4;
-  return size;
+  return base64ObjectSize(keys_, tensors, {}, std::min(keys_.size(), tensors.size()));
 }
 
 void ObservationJsonWriter::append(std::string& out,
                                    std::span<const std::span<const std::byte>> tensors,
                                    TensorEncoding encoding) const {
-  if (encoding != TensorEncoding::kBase64)
-    return appendObservation(out, header_, keys_, tensors, encoding, {});
-  // Sized once, then written in place: inlining's observation is forty
-  // 8-byte tensors, where appending piece by piece cost more than encoding.
-  const size_t n = std::min(keys_.size(), tensors.size());
-  size_t start = out.size();
-  out.resize(start + base64Size(tensors));
-  char* at = out.data() + start;
-  *at++ = '{';
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0)
-      *at++ = ',';
-    at = std::copy(keys_[i].begin(), keys_[i].end(), at);
-    *at++ = '"';
-    at = encodeBase64(tensors[i], at);
-    *at++ = '"';
-  }
-  *at = '}';
+  appendObservation(out, header_, keys_, tensors, encoding, {});
 }
 
 Result<ActionValues> decodeAction(const llvm::json::Value& action) {

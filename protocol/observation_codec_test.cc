@@ -34,6 +34,14 @@ TEST(ObservationCodec, JsonValuesAreExactAndShortest) {
   const bool include[] = {false, false, true};
   appendObservationJson(out, header, tensors, TensorEncoding::kJson, include);
   EXPECT_EQ(out, R"({"u":[255,10]})");
+  // The other encodings leave the same features out.
+  out.clear();
+  appendObservationJson(out, header, tensors, TensorEncoding::kBase64, include);
+  EXPECT_EQ(out, R"({"u":"/wo="})");
+  const bool middle[] = {false, true, false};
+  out.clear();
+  appendObservationJson(out, header, tensors, TensorEncoding::kBinary, middle);
+  EXPECT_EQ(out, R"({"$frame":16})");
 }
 
 TEST(ObservationCodec, Base64RoundTripsRawBytes) {
