@@ -212,7 +212,7 @@ std::optional<std::string> Dispatcher::handle(const protocol::rpc::Request& requ
   return encode(*request.id, reply);
 }
 
-Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}, std::nullopt}; }
+Dispatcher::Reply Dispatcher::describe() { return {describeJson_, std::nullopt, {}, {}}; }
 
 std::optional<Dispatcher::Reply> Dispatcher::prefixParam(const llvm::json::Object& options,
                                                          std::vector<env::ActionValue>& out) {
@@ -289,19 +289,15 @@ Dispatcher::Reply Dispatcher::reset(const llvm::json::Object& params,
     return failure(badPrefix ? Code::kInvalidAction : codeFor(result.error()),
                    result.error().message());
   }
-  return {stepJson(result->step, chosen, &*result), std::nullopt, {},
-          frameOf(result->step, chosen)};
+  Reply reply{stepJson(result->step, chosen, &*result), std::nullopt, {}, {}};
+  appendFrame(reply.afterLine, result->step, chosen);
+  return reply;
 }
 
 std::string Dispatcher::encode(const protocol::rpc::Id& id, const Reply& reply) {
   if (reply.code)
     return protocol::rpc::encodeError(id, *reply.code, reply.message);
-  std::string out = protocol::rpc::encodeRawResult(id, reply.json);
-  if (reply.frame) {
-    out += '\n';
-    out += *reply.frame;
-  }
-  return out;
+  return protocol::rpc::encodeRawResult(id, reply.json) + reply.afterLine;
 }
 
 Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,
@@ -317,7 +313,7 @@ Dispatcher::Reply Dispatcher::close(const llvm::json::Object& params,
   episodes.end(episode, true);
   if (!status.ok() && status.error().code() != ErrorCode::kNotFound)
     return failure(codeFor(status.error()), status.error().message());
-  return {fmt::format("{{\"episode\":{},\"closed\":true}}", episode), std::nullopt, {}, std::nullopt};
+  return {fmt::format("{{\"episode\":{},\"closed\":true}}", episode), std::nullopt, {}, {}};
 }
 
 size_t Dispatcher::expireIdle(ConnectionEpisodes& episodes) {

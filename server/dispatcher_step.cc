@@ -91,17 +91,17 @@ Dispatcher::Reply Dispatcher::closeStep(PendingStep& call, const Status& status,
   }
   bool ended = call.result.terminated || call.result.truncated;
   episodes.end(call.episode, ended);
-  return {stepJson(call.result, call.encoding, nullptr), std::nullopt, {},
-          frameOf(call.result, call.encoding)};
+  Reply reply{stepJson(call.result, call.encoding, nullptr), std::nullopt, {}, {}};
+  appendFrame(reply.afterLine, call.result, call.encoding);
+  return reply;
 }
 
-std::optional<std::string> Dispatcher::frameOf(const env::StepResult& step,
-                                               TensorEncoding encoding) const {
+void Dispatcher::appendFrame(std::string& out, const env::StepResult& step,
+                             TensorEncoding encoding) const {
   if (encoding != TensorEncoding::kBinary || step.terminated || step.truncated)
-    return std::nullopt;
-  std::string frame;
-  appendObservationFrame(frame, step, environment_.describe());
-  return frame;
+    return;
+  out += '\n';
+  appendObservationFrame(out, step, environment_.describe());
 }
 
 std::string Dispatcher::closeStepReply(PendingStep& call, const Status& status,
@@ -113,11 +113,7 @@ std::string Dispatcher::closeStepReply(PendingStep& call, const Status& status,
   protocol::rpc::appendResultPrefix(out, call.id);
   appendStepJson(out, call.result, call.encoding, nullptr);
   out += '}';
-  if (call.encoding == TensorEncoding::kBinary && !call.result.terminated &&
-      !call.result.truncated) { // The frame as frameOf() makes it, written in place.
-    out += '\n';
-    appendObservationFrame(out, call.result, environment_.describe());
-  }
+  appendFrame(out, call.result, call.encoding);
   return out;
 }
 

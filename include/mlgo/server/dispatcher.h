@@ -144,11 +144,12 @@ private:
     std::string json;
     std::optional<protocol::rpc::Code> code;
     std::string message;
-    /// A binary observation's bytes, sent after the response line.
-    std::optional<std::string> frame;
+    /// What follows the response line: a binary observation's frame
+    /// (appendFrame), or nothing.
+    std::string afterLine;
   };
   static Reply failure(protocol::rpc::Code code, std::string message) {
-    return {{}, code, std::move(message), std::nullopt};
+    return {{}, code, std::move(message), {}};
   }
 
   /// `reset` is set for reset replies (episode, module, module embedding).
@@ -156,10 +157,11 @@ private:
                        const env::ResetResult* reset) const;
   void appendStepJson(std::string& out, const env::StepResult& step,
                       protocol::TensorEncoding encoding, const env::ResetResult* reset) const;
-  /// The bytes that follow a binary observation's reply (none for the
-  /// other encodings and for an ended episode's null observation).
-  std::optional<std::string> frameOf(const env::StepResult& step,
-                                     protocol::TensorEncoding encoding) const;
+  /// Appends what follows the reply line of `step` in `encoding`: with a
+  /// binary observation, a newline and its frame; nothing for the other
+  /// encodings and for an ended episode's null observation.
+  void appendFrame(std::string& out, const env::StepResult& step,
+                   protocol::TensorEncoding encoding) const;
 
   Reply describe();
   Reply reset(const llvm::json::Object& params, ConnectionEpisodes& episodes);
