@@ -195,40 +195,40 @@ void readFloats(const protocol::TensorSpec& spec, std::span<const std::byte> dat
 }
 } // namespace
 
+void DefaultEvictionPolicy::read(std::span<const std::span<const std::byte>> tensors,
+                                 const std::span<int64_t> (&integers)[3],
+                                 const std::span<float> (&floats)[3]) const {
+  ColumnBuffer<double> scratch(columns_);
+  for (size_t k = 0; k < 3; ++k) {
+    const Feature& f = features_[k];
+    readIntegers(f.spec, tensors[f.index], scratch, integers[k]);
+  }
+  for (size_t k = 0; k < 3; ++k) {
+    const Feature& f = features_[3 + k];
+    readFloats(f.spec, tensors[f.index], scratch, floats[k]);
+  }
+}
+
 EvictionColumns
 DefaultEvictionPolicy::columns(std::span<const std::span<const std::byte>> tensors) const {
-  std::vector<double> scratch(columns_);
   EvictionColumns c;
-  std::vector<int64_t>* integers[] = {&c.mask, &c.isHint, &c.isLocal};
-  std::vector<float>* floats[] = {&c.brokenHints, &c.urgent, &c.weight};
-  for (size_t k = 0; k < 6; ++k) {
-    const Feature& f = features_[k];
-    if (k < 3) {
-      integers[k]->resize(columns_);
-      readIntegers(f.spec, tensors[f.index], scratch, *integers[k]);
-    } else {
-      floats[k - 3]->resize(columns_);
-      readFloats(f.spec, tensors[f.index], scratch, *floats[k - 3]);
-    }
-  }
+  for (auto* column : {&c.mask, &c.isHint, &c.isLocal})
+    column->resize(columns_);
+  for (auto* column : {&c.brokenHints, &c.urgent, &c.weight})
+    column->resize(columns_);
+  read(tensors, {c.mask, c.isHint, c.isLocal}, {c.brokenHints, c.urgent, c.weight});
   return c;
 }
 
 int64_t DefaultEvictionPolicy::choose(std::span<const std::span<const std::byte>> tensors) const {
-  // The same reading as columns(), into buffers on the stack.
-  ColumnBuffer<double> scratch(columns_);
+  // Read as columns() reads, into buffers on the stack (every regalloc step).
   ColumnBuffer<int64_t> integers[3];
   ColumnBuffer<float> floats[3];
-  for (size_t k = 0; k < 6; ++k) {
-    const Feature& f = features_[k];
-    if (k < 3) {
-      integers[k].resize(columns_);
-      readIntegers(f.spec, tensors[f.index], scratch, integers[k]);
-    } else {
-      floats[k - 3].resize(columns_);
-      readFloats(f.spec, tensors[f.index], scratch, floats[k - 3]);
-    }
-  }
+  for (auto& column : integers)
+    column.resize(columns_);
+  for (auto& column : floats)
+    column.resize(columns_);
+  read(tensors, {integers[0], integers[1], integers[2]}, {floats[0], floats[1], floats[2]});
   return chooseEviction(
       {integers[0], integers[1], integers[2], floats[0], floats[1], floats[2]});
 }

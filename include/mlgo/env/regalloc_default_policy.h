@@ -102,6 +102,10 @@ private:
     protocol::TensorSpec spec;
   };
   DefaultEvictionPolicy() = default;
+  /// Reads mask, is_hint, is_local into `integers` and nr_broken_hints,
+  /// nr_urgent, use_def_density into `floats` (each sized to the columns).
+  void read(std::span<const std::span<const std::byte>> tensors,
+            const std::span<int64_t> (&integers)[3], const std::span<float> (&floats)[3]) const;
 
   std::vector<Feature> features_; ///< In EvictionColumns order.
   size_t columns_ = 0;
