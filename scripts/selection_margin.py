@@ -19,7 +19,8 @@ from mlgo_env.training.baselines import shift_policy
 from mlgo_env.training.module_sets import choose_modules
 from mlgo_env.training.replay import ReplayCache, seed_from_trace
 from mlgo_env.training.search import objective, paired_margin
-from mlgo_env.training.training_setup import env_factory, split_modules
+from mlgo_env.training.training_setup import (add_diagnosis_arguments, env_factory,
+                                               split_modules)
 
 
 def main() -> int:
@@ -30,11 +31,8 @@ def main() -> int:
     p.add_argument("--check-modules", type=int, default=100)
     p.add_argument("--search-modules", type=int, default=200)
     p.add_argument("--shift", type=float, required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--validation-share", type=float, default=0.2)
     p.add_argument("--total-weight", type=float, default=0.5)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--cache-dir")
+    add_diagnosis_arguments(p)  # --workers, --seed, --validation-share, --cache-dir
     a = p.parse_args()
     train, _ = split_modules(ep.corpus_modules(a.corpus), a.validation_share, a.seed)
     trace = read_trace(a.policy + ".trace.log")
