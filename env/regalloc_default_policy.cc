@@ -124,11 +124,14 @@ int64_t chooseEviction(const ColumnViews& c) {
   describeColumns(c, columns);
   std::optional<size_t> best;
   Cost bestCost;
+  // An unspillable live range (last mask 0) makes every spillable interference
+  // urgent, and clang skips the local-range test for urgent ones.
+  bool urgent = c.mask[self] != 1;
   for (size_t i = 0; i < self; ++i) {
     const Column& col = columns[i];
     if (!col.qualifies || !(col.cost < bestCost)) // Rules 1-3.
       continue;
-    if (best && c.isLocal[i] > 0) // Rule 4.
+    if (best && c.isLocal[i] > 0 && !urgent) // Rule 4.
       continue;
     best = i;
     bestCost = col.cost;

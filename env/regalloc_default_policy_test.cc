@@ -72,6 +72,17 @@ TEST(DefaultEvictionTest, Rule2UnspillableRanges) {
   EXPECT_EQ(chooseDefaultEviction(c), 1);
 }
 
+// The emulation's blind spot, pinned: an unspillable interference in a legal
+// column reads NaN and takes every other weight, the live range's own
+// included, down to 0 (clang divides by an infinite maximum). No weight order
+// is left, so nothing qualifies and the emulation evicts nothing, whatever
+// clang would have done (scripts/regalloc_poisoned_steps.py counts these).
+TEST(DefaultEvictionTest, APoisonedStepEvictsNothing) {
+  EvictionColumns c = columns();
+  c.weight = {kNaN, 0, 0, 0, 0};
+  EXPECT_EQ(chooseDefaultEviction(c), kSelf);
+}
+
 // Rule 3: fewer broken hints first, then the lower weight; ties keep the
 // earlier register.
 TEST(DefaultEvictionTest, Rule3CostIsBrokenHintsThenWeight) {
@@ -109,6 +120,17 @@ TEST(DefaultEvictionTest, Rule4LocalInterferencesOnlyFirst) {
   EXPECT_EQ(chooseDefaultEviction(c), 1);
   c.mask[0] = 0;
   c.isLocal = {0, 1, 1, 0, 0};
+  EXPECT_EQ(chooseDefaultEviction(c), 3);
+}
+
+// Rule 4 is clang's test for non-urgent evictions only: when the live range
+// is unspillable (its mask 0) every spillable interference is urgent, and a
+// cheaper local one is taken like any other.
+TEST(DefaultEvictionTest, Rule4DoesNotHoldForAnUnspillableRange) {
+  EvictionColumns c = columns();
+  c.isLocal = {0, 1, 1, 1, 0};
+  c.mask[kSelf] = 0;
+  c.weight[kSelf] = 0;
   EXPECT_EQ(chooseDefaultEviction(c), 3);
 }
 
@@ -239,7 +261,7 @@ std::vector<std::byte> emulationObservation(std::array<float, 3> weights, int64_
 TEST(DefaultEvictionBindingTest, DefaultDecisionIsTheEmulationUnlessClangSendsIt) {
   auto emulated = bind(emulationHeader(), {});
   ASSERT_TRUE(emulated);
-  EXPECT_EQ(emulated->defaultDecisionSource(), "host-emulation-v1:default-eviction");
+  EXPECT_EQ(emulated->defaultDecisionSource(), "host-emulation-v2:default-eviction");
   std::array<float, 3> weights = {0.5f, 0.2f, 1.0f};
   Fixture obs(emulated->header(), emulationObservation(weights, 0));
   EXPECT_EQ(std::get<int64_t>(*emulated->defaultDecision(obs.observation)), 1);

@@ -38,9 +38,8 @@ def main() -> int:
     trace = read_trace(a.policy + ".trace.log")
     cache = ReplayCache(trace.feature_names)
     seed_from_trace(cache, trace, a.policy + ".trace.log.csv", train)
-    _, check, _ = choose_modules(cache.trajectories, train, a.seed, a.search_modules,
-                                 a.check_modules,
-                                 {x for x in a.check_packages.split(",") if x})
+    check = choose_modules(cache.trajectories, train, a.seed, a.search_modules,
+                           a.check_modules, {x for x in a.check_packages.split(",") if x}).check
     make = env_factory("inlining", a.corpus, None, a.cache_dir, None, None)
     with ep.EpisodePool(make, a.workers) as pool:
         table, _ = cache.evaluate(pool, [load_policy(a.policy),

@@ -33,7 +33,7 @@ struct Fixture {
     add("mask", ElementType::kInt64, 3);
     add("weight", ElementType::kFloat, 3);
     add("odd", ElementType::kUInt8, 2);
-    description.defaultActionSource = "host-emulation-v1:default-eviction";
+    description.defaultActionSource = "host-emulation-v2:default-eviction";
     visible.features = description.observationSpecs;
   }
 

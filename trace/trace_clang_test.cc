@@ -110,7 +110,7 @@ TEST_F(TraceClangTest, TraceThenVerifySucceedsForEveryProblem) {
     EXPECT_TRUE(report->failures.empty());
     EXPECT_GT(report->observations, 20u);
     EXPECT_EQ(report->policy, problem == "inlining"   ? "clang-default:inlining_default"
-                              : problem == "regalloc" ? "host-emulation-v1:default-eviction"
+                              : problem == "regalloc" ? "host-emulation-v2:default-eviction"
                                                       : "fallback:priority=weight");
     if (problem != "inlining")
       EXPECT_THAT(report->developmentProbe, StartsWith("no: "));

@@ -82,7 +82,7 @@ def test_vector_env_matches_single_episodes(make_env, cache_dir, servers):
 def test_both_paths_name_the_default_decision_source(make_env):
     for backend in ("inprocess", "remote"):
         env = make_env("regalloc", backend)
-        assert env.description["default_action_source"] == "host-emulation-v1:default-eviction"
+        assert env.description["default_action_source"] == "host-emulation-v2:default-eviction"
 
 
 def test_optimised_ir_and_full_compiles_give_identical_trajectories(cache_dir):

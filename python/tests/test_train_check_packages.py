@@ -28,13 +28,14 @@ def test_check_modules_come_only_from_the_named_packages():
     search, check = t.choose_modules(cache_of(MODULES, traced), MODULES)
     assert len(check) == 5 and {package_of(m) for m in check} <= {"pcre2", "xz"}
     assert {package_of(m) for m in search} == {"zlib", "lz4"}
-    assert set(search) == {m for m in traced if package_of(m) in ("zlib", "lz4")}
+    searched = {m for m in traced if package_of(m) in ("zlib", "lz4")}
+    assert set(search) | set(t.holdout) == searched and not set(search) & set(t.holdout)
     # Exploration only ever adds untraced modules of the searched packages.
     assert t.fresh and {package_of(m) for m in t.fresh} == {"zlib", "lz4"}
 
 
 def test_without_the_flag_check_modules_are_drawn_from_every_package():
-    t = trainer("--check-modules=4")
+    t = trainer("--check-modules=4", "--holdout-share=0")
     search, check = t.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
     assert len(check) == 4 and not set(check) & set(search)
     assert len(search) == len(MODULES) - 4
@@ -47,3 +48,18 @@ def test_an_unknown_or_exhausting_package_list_is_refused():
     every = "--check-packages=zlib,lz4,pcre2,xz"
     with pytest.raises(ValueError, match="leaves no deciding module"):
         trainer(every).choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+
+
+def test_held_out_modules_come_from_the_searched_packages_only():
+    t = trainer("--check-packages=pcre2,xz", "--check-modules=5", "--holdout-share=0.25")
+    search, check = t.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+    assert len(t.holdout) == 3  # a quarter of the 12 deciding zlib and lz4 modules
+    assert {package_of(m) for m in t.holdout} <= {"zlib", "lz4"}
+    assert not set(t.holdout) & (set(search) | set(check) | set(t.fresh))
+    assert len(search) == 9
+    # Share 0 leaves the search as it was before the held-out set existed.
+    t0 = trainer("--check-packages=pcre2,xz", "--check-modules=5", "--holdout-share=0")
+    search0, _ = t0.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+    assert t0.holdout == [] and search0[:9] == search
+    with pytest.raises(ValueError, match="holdout-share"):
+        trainer("--holdout-share=1").choose_modules(cache_of(MODULES, set(MODULES)), MODULES)

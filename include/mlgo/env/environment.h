@@ -174,7 +174,7 @@ struct EnvironmentDescription {
   std::string actionRule;
   /// Where StepResult::defaultAction comes from (BoundProblem::
   /// defaultDecisionSource): `clang-default:<feature>`,
-  /// `host-emulation-v1:default-eviction`, or empty (none).
+  /// `host-emulation-v2:default-eviction`, or empty (none).
   std::string defaultActionSource;
   std::string rewardDefinition;
   std::filesystem::path corpusRoot;

@@ -125,7 +125,7 @@ public:
     return fallback(observation);
   }
   /// Where defaultDecision() comes from: `clang-default:<feature>` (clang
-  /// reports it), `host-emulation-v1:default-eviction` (the host computes
+  /// reports it), `host-emulation-v2:default-eviction` (the host computes
   /// it), or empty (no default decision).
   virtual std::string defaultDecisionSource() const { return {}; }
   /// One-line description of the valid actions, for `describe`.

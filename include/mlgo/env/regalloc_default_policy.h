@@ -38,15 +38,21 @@
 ///     recovered from the normalised values (they are small integers
 ///     divided by their maximum);
 ///  4. local ranges: once a candidate is found, a column with a local
-///     interference (is_local > 0) is not taken;
+///     interference (is_local > 0) is not taken, unless the allocated range
+///     is unspillable (its mask is 0: every spillable interference is then
+///     urgent, and clang tests urgent ones before this rule; new in v2);
 ///  5. hint: a qualifying preferred register ends the search;
 ///  6. nothing qualifies: evict nothing (the last column), or when that is
 ///     masked, the cheapest legal column by rule 3 alone (else the first
 ///     legal one).
-/// What the features do not show - the cost-per-use limit clang applies
-/// when it looks for a cheaper register, and cascades of equal number -
-/// makes it an emulation rather than a copy: see docs/regalloc.md ("The
-/// default decision") for how close it comes.
+/// What the features do not show makes it an emulation rather than a copy:
+/// above all, when a legal column holds an unspillable interference (weight
+/// infinity) clang's normalisation leaves that column NaN and every other
+/// weight, the allocated range's own included, 0 - the step has no weight
+/// order, rule 2 never holds, and the emulation evicts nothing where clang
+/// may evict (scripts/regalloc_poisoned_steps.py counts such steps); also
+/// cascades of equal number, and on targets other than x86-64 a cost-per-use
+/// limit. docs/regalloc.md ("The default decision") says how close it comes.
 ///
 /// Immutable and thread-safe.
 ///
@@ -65,7 +71,7 @@
 namespace mlgo::env {
 
 /// The emulation's name and version, as traces and `describe` report it.
-inline constexpr std::string_view kDefaultEvictionPolicyName = "host-emulation-v1";
+inline constexpr std::string_view kDefaultEvictionPolicyName = "host-emulation-v2";
 
 /// The features the emulation reads, one value per column (the last column
 /// is the live range being allocated). All vectors have the same size >= 1.

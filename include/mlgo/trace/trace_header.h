@@ -9,7 +9,7 @@
 ///     {"features":[<clang's features, in clang's order>..., <action spec>],
 ///      "score":{"name":"reward","type":"float","port":0,"shape":[1]},
 ///      "problem":"regalloc",
-///      "policy":"host-emulation-v1:default-eviction",
+///      "policy":"host-emulation-v2:default-eviction",
 ///      "action":"index_to_evict"}
 ///
 /// and what `replay --verify` needs to compile the same way again, each
@@ -29,7 +29,7 @@
 ///    names the decision source: `clang-default:<feature>` (clang's own
 ///    decision, read from the stream), `clang-training-log` (a
 ///    development-mode clang's own log of its default heuristic),
-///    `host-emulation-v1:default-eviction` (the host's versioned emulation
+///    `host-emulation-v2:default-eviction` (the host's versioned emulation
 ///    of clang's default eviction advisor), `fallback:<name>` (a host
 ///    policy, for problems whose default decision stock clang does not
 ///    expose), or `file:<absolute path>` (a policy file, run by the C++

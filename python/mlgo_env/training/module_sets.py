@@ -3,7 +3,7 @@ module sets; mlgo_env.training.train)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -13,15 +13,30 @@ def package_of(module: str) -> str:
     return module.split("/", 1)[0]
 
 
+class ModuleSets(NamedTuple):
+    """A run's disjoint sets of training modules (module names, sorted or in the seeded
+    order they were drawn in)."""
+
+    search: list[str]   # scored every round; their searches make the labels
+    check: list[str]    # score incumbents and the baselines: the selection
+    holdout: list[str]  # the searched packages' modules kept out: the selection's second test
+    fresh: list[str]    # traced by nobody yet; exploration may add them
+
+
 def choose_modules(trajectories: Mapping[str, Sequence[Any]], train: Sequence[str],
                    seed: int, search_modules: int, check_modules: int,
-                   check_packages: set[str]) -> tuple[list[str], list[str], list[str]]:
-    """(search, check, fresh). search and check: disjoint fixed sets of training modules
-    the trace saw decide (`trajectories`: module -> recorded trajectories, each with
-    `actions`); fresh: the training modules the trace did not sample, which exploration
-    may add. With `check_packages` the check set is drawn from those packages only and
-    their modules are neither searched nor fresh. ValueError when nothing decides, a
-    named package has no training module, or the packages leave no side."""
+                   check_packages: set[str], holdout_share: float = 0.0) -> ModuleSets:
+    """Disjoint fixed sets of the training modules the trace saw decide (`trajectories`:
+    module -> recorded trajectories, each with `actions`), and `fresh`, the training
+    modules the trace did not sample. With `check_packages` the check set is drawn from
+    those packages only and their modules are neither searched nor fresh (the check then
+    measures transfer to other packages). `holdout_share` of the remaining deciding
+    modules (those of the searched packages) are kept out of the search too: the
+    selection asks them whether what was learned carries to modules of the same packages.
+    ValueError when nothing decides, a named package has no training module, or the
+    packages leave no side."""
+    if not 0.0 <= holdout_share < 1.0:
+        raise ValueError(f"--holdout-share must be in [0, 1), not {holdout_share:g}")
     deciding = sorted(m for m in train if any(len(t.actions) for t in trajectories.get(m, ())))
     if not deciding:
         raise ValueError("no training module in the trace makes an inlining decision")
@@ -32,14 +47,19 @@ def choose_modules(trajectories: Mapping[str, Sequence[Any]], train: Sequence[st
     if not check_packages:
         n_check = min(check_modules, len(order) // 3)
         n_search = min(search_modules, len(order) - n_check)
-        return order[:n_search], order[n_search:n_search + n_check], fresh
-    known = {package_of(m) for m in train}
-    if not check_packages <= known:
-        raise ValueError(f"--check-packages: no training module of "
-                         f"{', '.join(sorted(check_packages - known))}")
-    check = [m for m in order if package_of(m) in check_packages]
-    search = [m for m in order if package_of(m) not in check_packages]
-    if not check or not search:
-        raise ValueError("--check-packages leaves no deciding module to check or to search")
-    fresh = [m for m in fresh if package_of(m) not in check_packages]
-    return search[:search_modules], check[:check_modules], fresh
+        check = order[n_search:n_search + n_check]
+        rest = order[:n_search] + order[n_search + n_check:]
+    else:
+        known = {package_of(m) for m in train}
+        if not check_packages <= known:
+            raise ValueError(f"--check-packages: no training module of "
+                             f"{', '.join(sorted(check_packages - known))}")
+        check = [m for m in order if package_of(m) in check_packages][:check_modules]
+        rest = [m for m in order if package_of(m) not in check_packages]
+        fresh = [m for m in fresh if package_of(m) not in check_packages]
+        if not check or not rest:
+            raise ValueError("--check-packages leaves no deciding module to check or to search")
+    # The held-out modules are taken from the end: with share 0 the sets are as before.
+    n_hold = min(int(round(holdout_share * len(rest))), len(rest) - 1)
+    kept = len(rest) - n_hold
+    return ModuleSets(rest[:kept][:search_modules], check, rest[kept:], fresh)

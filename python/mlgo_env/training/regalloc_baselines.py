@@ -17,7 +17,7 @@ writer might write in one line:
 
 The references reported beside them are *the default* (clang's own eviction advisor: the
 plain compile the rewards compare with, change 0 by definition, so it costs no episode)
-and *the default's emulation* (``info["default_action"]``, host-emulation-v1, what the
+and *the default's emulation* (``info["default_action"]``, host-emulation-v2, what the
 trainer's behavioural cloning imitates; it is a host rule, not a policy file).
 
 Picking the best one-number policy on the modules it is reported on is selection on the
@@ -45,7 +45,7 @@ ONE_NUMBER = (
     ("first allowed candidate", "progress", 0.0),
 )
 DEFAULT_NAME = "default (clang's eviction advisor)"
-EMULATION_NAME = "default's emulation (host-emulation-v1)"
+EMULATION_NAME = "default's emulation (host-emulation-v2)"
 
 
 def one_number_policy(name: str, feature: str, weight: float) -> Policy:

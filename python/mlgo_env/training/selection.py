@@ -14,11 +14,12 @@ class Selection:
     """Mixed into mlgo_env.training.train.Trainer (uses its args, clock, log, history)."""
 
     def against_baselines(self, pool: ep.EpisodePool, cache: ReplayCache, best: Policy,
-                          check: list[str]) -> Policy:
+                          check: list[str], holdout: list[str] = ()) -> Policy:
         """`best` scored on the check modules beside each --baseline-shifts constant shift
         and no optional inline; the highest score is the result, except that the learned
-        policy must beat the best baseline by more than --selection-z standard errors
-        (`significant`). The log says when a baseline wins."""
+        policy must beat the best baseline by more than --selection-z standard errors, on
+        the check modules and on the `holdout` modules (`significant`). The log says when
+        a baseline wins."""
         a = self.args
         shifts = parse_shifts(a.baseline_shifts)
         # The residual method's first incumbent is its base shift: not learned.
@@ -39,6 +40,8 @@ class Selection:
         winner = max(range(len(named)), key=lambda i: (rows[named[i][0]]["score"], i == 0))
         if winner == 0 and first == "learned" and len(named) > 1:
             winner = self.significant(named, table, rows)
+            if winner == 0 and holdout:
+                winner = self.carries(pool, cache, named, rows, holdout)
         name, policy = named[winner]
         if winner or first != "learned":
             self.log(f"the learned policy does not beat {name} on the check modules: the "
@@ -67,3 +70,30 @@ class Selection:
                  f"{margin:+.5f}, within {a.selection_z:g} standard error(s) ({se:.5f}) of "
                  f"the per-module differences: not enough to tell it from noise")
         return best
+
+    def carries(self, pool: ep.EpisodePool, cache: ReplayCache, named: list, rows: dict,
+                holdout: list[str]) -> int:
+        """0 when the learned policy (named[0]) also beats the baseline it was measured
+        against (rows["learned"]["against"]) by more than --selection-z standard errors
+        on the searched packages' held-out modules; else that baseline's index. A network
+        that learned the searched modules rather than their packages fails here. Records
+        the margin."""
+        a = self.args
+        against = next(i for i, (n, _) in enumerate(named) if n == rows["learned"]["against"])
+        (mine, theirs), played = cache.evaluate(pool, [named[0][1], named[against][1]],
+                                                holdout)
+        self.clock.account(played, 2 * len(holdout) - len(played), cache.last_seconds[1],
+                           cache.last_seconds[0], "selection")
+        margin, se = paired_margin(mine, theirs, a.total_weight)
+        change = ep.summarise(mine)["total_change"], ep.summarise(theirs)["total_change"]
+        rows["learned"].update({"holdout_modules": len(holdout), "holdout_margin": margin,
+                                "holdout_standard_error": se})
+        self.log(f"  held-out modules of the searched packages ({len(holdout)}): learned "
+                 f"total {change[0] * 100:+.2f}%, {named[against][0]} {change[1] * 100:+.2f}%; "
+                 f"margin {margin:+.5f}, standard error {se:.5f}")
+        if margin > a.selection_z * se:
+            return 0
+        self.log(f"the learned policy does not beat {named[against][0]} on the searched "
+                 f"packages' held-out modules by more than {a.selection_z:g} standard "
+                 f"error(s): what it learned does not carry beyond the searched modules")
+        return against

@@ -39,8 +39,11 @@ trace, then an evolution-strategies search, judged on held-out modules.
    modules, clang's margin moved by each constant of --baseline-shifts and "no optional
    inline" (mlgo_env.training.baselines), by more than --selection-z standard errors of
    the per-module differences of its score and the best baseline's (a margin a handful of
-   modules cannot make); otherwise that baseline is the result and the log says so.
-   Validation modules are never used to choose.
+   modules cannot make), and by as much on the searched packages' held-out modules
+   (--holdout-share of their deciding training modules, never searched nor explored: a
+   network that learned its search modules rather than their packages fails there);
+   otherwise that baseline is the result and the log says so. Validation modules are
+   never used to choose.
 
 Writes OUTPUT (the policy JSON, see mlgo_env.policies.policy), OUTPUT.warmstart.json,
 OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
@@ -171,12 +174,14 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
     def choose_modules(self, cache: ReplayCache, train: list[str]
                        ) -> tuple[list[str], list[str]]:
         """(search, check) for this run (mlgo_env.training.module_sets); `fresh` (what
-        exploration may add) is kept on the trainer."""
+        exploration may add) and `holdout` (the selection's second test) are kept on the
+        trainer."""
         a = self.args
-        search, check, self.fresh = choose_modules(
-            cache.trajectories, train, a.seed, a.search_modules, a.check_modules,
-            {p for p in a.check_packages.split(",") if p})
-        return search, check
+        sets = choose_modules(cache.trajectories, train, a.seed, a.search_modules,
+                              a.check_modules, {p for p in a.check_packages.split(",") if p},
+                              a.holdout_share)
+        self.fresh, self.holdout = sets.fresh, sets.holdout
+        return sets.search, sets.check
 
     def run(self) -> int:
         a = self.args
@@ -208,14 +213,15 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
         cache = ReplayCache(trace.feature_names)
         seed_from_trace(cache, trace, csv_path, train)
         search, check = self.choose_modules(cache, train)
-        self.log(f"search on {len(search)} training modules, check on {len(check)}")
+        self.log(f"search on {len(search)} training modules, check on {len(check)}, "
+                 f"{len(self.holdout)} of the searched packages held out for the selection")
         with contextlib.nullcontext(TolerantPlayer(self.runner, self.log)) as pool:
             if a.method in ("classifier", "imitation", "residual"):
                 best = self.network(pool, cache, search, check, val, self.fresh, ckpt, state)
             else:
                 best = self.margin_search(pool, cache, space, u0, search, check, val, ckpt,
                                           state)
-            best = self.against_baselines(pool, cache, best, check)
+            best = self.against_baselines(pool, cache, best, check, self.holdout)
             self.log("validating the chosen policy on the held-out modules")
             t = time.monotonic()
             val_results = pool.play([(m, ep.policy_decider(best)) for m in val])

@@ -93,6 +93,10 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                    help="comma-separated packages (a module's first path component) whose "
                         "modules are only used to check and select, never searched or "
                         "explored: selection then measures transfer to other packages")
+    p.add_argument("--holdout-share", type=float, default=0.25,
+                   help="share of the searched packages' deciding training modules kept out "
+                        "of the search and exploration; a learned policy must also beat the "
+                        "best baseline on them to be chosen (0: no such test)")
     p.add_argument("--validate-every", type=int, default=0,
                    help="also report the incumbent on the validation modules every K rounds "
                         "(report only, never used to choose; 0: at the end only)")
