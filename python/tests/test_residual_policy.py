@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mlgo_env.policies import residual_policy as rp
-from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json
+from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json, transform
 from mlgo_env.training.baselines import shift_policy
 
 NAMES = ["threshold", "cost_estimate", "inlining_default", "callee_users", "node_count"]
@@ -119,3 +119,36 @@ def test_paired_margin_is_the_score_difference_and_its_standard_error():
     assert paired_margin(a, a, 0.5) == (0.0, 0.0)
     with pytest.raises(ValueError, match="not of the same modules"):
         paired_margin(a, b[::-1], 0.5)
+
+
+def test_bagging_averages_networks_that_each_left_one_package_out():
+    """fit_bagged: the policy's logit is the mean of the per-package networks' logits (each
+    fitted without that package's rows, on the shared standardisation), its file form
+    decides the same, and a correction only one package's labels ask for is diluted."""
+    r = rows(900, seed=5)
+    margin = np.maximum(r[:, 0], 1) - r[:, 1]
+    groups = np.array(["a", "b", "c"])[np.arange(len(r)) % 3]
+    many = r[:, 3] > 20
+    # Every package: refuse many-user callees a little; package "c" alone: inline a lot more.
+    target = np.where(many, margin - 30 > 0, margin > 0)
+    target = np.where(groups == "c", margin + 60 > 0, target).astype(float)
+    options = dict(hidden=4, l2=1e-4, epochs=400, seed=2)
+    bagged = rp.fit_bagged("inlining", NAMES, r, target, list(groups), 0.0, **options)
+    scaling = rp.standardisation(transform(r))
+    parts = [rp.fit("inlining", NAMES, r[groups != g], target[groups != g], 0.0,
+                    scaling=scaling, **options) for g in ("a", "b", "c")]
+    mean_logit = np.mean([p.space.logits(p.u, r) for p in parts], axis=0)
+    assert np.allclose(bagged.space.logits(bagged.u, r), mean_logit)
+    assert bagged.space.hidden.weights.shape == (len(NAMES), 12)
+    policy = bagged.space.policy(bagged.u)
+    assert np.array_equal(policy.decisions(r), bagged.space.logits(bagged.u, r) > 0)
+    # The many-user refusal is learned; "c"'s own push is one network in three.
+    single = rp.fit("inlining", NAMES, r, target, 0.0, **options)
+    g_bag = bagged.space.residual(bagged.u, r) + bagged.u[-1]
+    g_one = single.space.residual(single.u, r) + single.u[-1]
+    assert np.mean(g_bag[many]) < np.mean(g_bag[~many])
+    assert np.mean(g_bag[groups == "c"]) < np.mean(g_one[groups == "c"])
+    # One package: a plain fit.
+    alone = rp.fit_bagged("inlining", NAMES, r, target, ["a"] * len(r), 0.0, **options)
+    plain = rp.fit("inlining", NAMES, r, target, 0.0, **options)
+    assert np.allclose(alone.u, plain.u)

@@ -120,13 +120,15 @@ class Fit:
 def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.ndarray,
         shift: float, hidden: int = 16, l2: float = 1e-2, temperature: float = 10.0,
         epochs: int = 1500, lr: float = 0.01, seed: int = 0,
-        bound: float | None = None) -> Fit:
+        bound: float | None = None,
+        scaling: tuple[np.ndarray, np.ndarray] | None = None) -> Fit:
     """The residual policy imitating the 0/1 `decisions` of raw `rows` (columns:
     `features`, which must hold threshold, cost_estimate and inlining_default), starting
     from the constant `shift`. Full-batch Adam on the logistic loss of
     ``(m + shift + c + g(x)) / temperature``, g clipped to [-bound, bound] when a bound
     is given (decisions farther from the boundary cannot be moved and teach nothing);
-    `l2` decays W, v and c (c joins the shift)."""
+    `l2` decays W, v and c (c joins the shift). `scaling`: the features' (mean, std)
+    after the transform, instead of those of `rows`."""
     features = list(features)
     missing = [f for f in (MARGIN_PLUS, MARGIN_MINUS, DEFAULT_FEATURE) if f not in features]
     if missing:
@@ -134,8 +136,7 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
     rows = np.asarray(rows, dtype=np.float64)
     y = np.asarray(decisions, dtype=np.float64)
     t = transform(rows)
-    mean = t.mean(axis=0) if len(t) else np.zeros(len(features))
-    std = np.maximum(t.std(axis=0), 1e-3) if len(t) else np.ones(len(features))
+    mean, std = scaling if scaling is not None else standardisation(t)
     x = (t - mean) / std
     m = margin_column(rows, features, MARGIN_SPEC) + shift
     rng = np.random.default_rng(seed)
@@ -167,6 +168,45 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
     label = y > 0.5
     agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(y) else 1.0
     base = float(np.mean((m > 0) == label)) if len(y) else 1.0
+    return Fit(space, u, agreement, base)
+
+
+def standardisation(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, std) of transformed rows, std at least 1e-3 (0 and 1 without rows)."""
+    if not len(t):
+        return np.zeros(t.shape[1]), np.ones(t.shape[1])
+    return t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
+
+
+def fit_bagged(problem: str, features: Sequence[str], rows: np.ndarray,
+               decisions: np.ndarray, groups: Sequence[str], shift: float,
+               **options) -> Fit:
+    """One network per group (a package) fitted on the other groups' rows, averaged: the
+    hidden layers side by side, each output weight divided by the number of networks,
+    the shift their mean. A correction only some packages' labels ask for is diluted by
+    the networks that never saw them; what every package agrees on stays. One group: a
+    plain :func:`fit`. Options as for :func:`fit` (not `scaling`: all networks share the
+    standardisation of every row, so they can be added)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    decisions = np.asarray(decisions, dtype=np.float64)
+    names = sorted(set(groups))
+    if len(names) < 2:
+        return fit(problem, features, rows, decisions, shift, **options)
+    scaling = standardisation(transform(rows))
+    labels = np.asarray(groups)
+    fits = [fit(problem, features, rows[labels != g], decisions[labels != g], shift,
+                scaling=scaling, **options) for g in names]
+    k = len(fits)
+    hidden = Layer(np.concatenate([f.space.hidden.weights for f in fits], axis=1),
+                   np.concatenate([f.space.hidden.bias for f in fits]), "relu")
+    space = ResidualSpace(problem, list(features), scaling[0], scaling[1], hidden,
+                          fits[0].space.bound)
+    u = np.concatenate([np.concatenate([f.u[:-1] for f in fits]) / k,
+                        [float(np.mean([f.u[-1] for f in fits]))]])
+    label = decisions > 0.5
+    m = margin_column(rows, list(features), MARGIN_SPEC) + shift
+    agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(label) else 1.0
+    base = float(np.mean((m > 0) == label)) if len(label) else 1.0
     return Fit(space, u, agreement, base)
 
 

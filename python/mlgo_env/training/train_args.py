@@ -68,6 +68,10 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--residual-bound", type=float, default=40.0,
                    help="residual: the network moves clang's margin by at most this many "
                         "cost units (0: unbounded)")
+    p.add_argument("--residual-bagging", choices=("none", "packages"), default="none",
+                   help="residual: one network per searched package, each fitted without "
+                        "that package's labels, averaged (corrections the packages agree on "
+                        "stay, the others are diluted)")
     p.add_argument("--temperature", type=float, default=10.0,
                    help="residual: the logistic fit's scale in clang cost units")
     p.add_argument("--explore-batch", type=int, default=0,

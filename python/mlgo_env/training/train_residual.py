@@ -6,7 +6,9 @@ shift (mlgo_env.policies.residual_policy).
 2. Greedy searches of grouped flips start from the base's trajectories (flipping the
    base's decisions; mlgo_env.training.grouped_flips) for --flip-share of the budget; the
    decisions of each module's best trajectory are the labels.
-3. The residual network is fitted to them: inline iff m + shift + g(x) > 0, ``g`` clipped
+3. The residual network is fitted to them (--residual-bagging=packages: one network per
+   searched package, fitted without that package's labels, averaged; see
+   residual_policy.fit_bagged): inline iff m + shift + g(x) > 0, ``g`` clipped
    to +-(--residual-bound) cost units (only call sites near the shifted boundary can
    move; 0: unbounded) and pulled towards 0 by --l2, so where the labels say nothing it
    decides as the base.
@@ -29,6 +31,7 @@ from .. import episodes as ep
 from ..policies import residual_policy as rp
 from .baselines import parse_shifts, shift_policy
 from .flip_search import FlipSet
+from .module_sets import package_of
 from .replay import ReplayCache
 from .search import ElitistES, objective
 
@@ -63,9 +66,15 @@ class ResidualMethod:
         t = time.monotonic()
         col = labels.names.index("inlining_default")
         decisions = ((labels.rows[:, col] > 0.5) != (labels.rewards > 0)).astype(float)
-        fitted = rp.fit(a.problem, labels.names, labels.rows, decisions, self.base_shift,
-                        hidden=a.hidden, l2=a.l2, temperature=a.temperature, seed=a.seed,
-                        bound=a.residual_bound or None)
+        options = dict(hidden=a.hidden, l2=a.l2, temperature=a.temperature, seed=a.seed,
+                       bound=a.residual_bound or None)
+        if a.residual_bagging == "packages":
+            fitted = rp.fit_bagged(a.problem, labels.names, labels.rows, decisions,
+                                   [package_of(m) for m in labels.modules], self.base_shift,
+                                   **options)
+        else:
+            fitted = rp.fit(a.problem, labels.names, labels.rows, decisions, self.base_shift,
+                            **options)
         self.clock.times["fitting"] += time.monotonic() - t
         g = fitted.space.residual(fitted.u, labels.rows)
         self.log(f"residual network fitted on {len(decisions)} decisions of "
