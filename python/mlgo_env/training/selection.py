@@ -61,10 +61,10 @@ class Selection:
         differences of their scores; else that baseline's index. Records the margin."""
         a = self.args
         best = max(range(1, len(named)), key=lambda i: rows[named[i][0]]["score"])
-        margin, se = paired_margin(table[0], table[best], a.total_weight)
+        margin, se, wins = self.beats(table[0], table[best])
         rows["learned"].update({"margin": margin, "standard_error": se,
                                 "against": named[best][0], "z": a.selection_z})
-        if margin > a.selection_z * se:
+        if wins:
             return 0
         self.log(f"the learned policy beats {named[best][0]} on the check modules by "
                  f"{margin:+.5f}, within {a.selection_z:g} standard error(s) ({se:.5f}) of "
@@ -84,16 +84,23 @@ class Selection:
                                                 holdout)
         self.clock.account(played, 2 * len(holdout) - len(played), cache.last_seconds[1],
                            cache.last_seconds[0], "selection")
-        margin, se = paired_margin(mine, theirs, a.total_weight)
+        margin, se, wins = self.beats(mine, theirs)
         change = ep.summarise(mine)["total_change"], ep.summarise(theirs)["total_change"]
         rows["learned"].update({"holdout_modules": len(holdout), "holdout_margin": margin,
                                 "holdout_standard_error": se})
         self.log(f"  held-out modules of the searched packages ({len(holdout)}): learned "
                  f"total {change[0] * 100:+.2f}%, {named[against][0]} {change[1] * 100:+.2f}%; "
                  f"margin {margin:+.5f}, standard error {se:.5f}")
-        if margin > a.selection_z * se:
+        if wins:
             return 0
         self.log(f"the learned policy does not beat {named[against][0]} on the searched "
                  f"packages' held-out modules by more than {a.selection_z:g} standard "
                  f"error(s): what it learned does not carry beyond the searched modules")
         return against
+
+    def beats(self, mine: list[ep.EpisodeResult], theirs: list[ep.EpisodeResult]
+              ) -> tuple[float, float, bool]:
+        """(score margin of `mine` over `theirs` on the same modules, its standard error,
+        whether the margin exceeds --selection-z standard errors)."""
+        margin, se = paired_margin(mine, theirs, self.args.total_weight)
+        return margin, se, margin > self.args.selection_z * se
