@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from collections import defaultdict
 
 import numpy as np
 

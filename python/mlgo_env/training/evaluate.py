@@ -43,7 +43,7 @@ from ..cluster import (Failure, Progress, TaskFailed, TaskRunner, add_arguments,
                        open_runner)
 from ..cluster.tasks import evaluate_task
 from ..policies.policy import Policy, PolicyError, check_compatible, load_policy
-from .training_setup import SUPPORTED_PROBLEMS, env_factory, split_modules
+from .training_setup import SUPPORTED_PROBLEMS, check_placement, env_factory, split_modules
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -116,13 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.problem not in SUPPORTED_PROBLEMS:
             raise ValueError(f"evaluate supports {', '.join(SUPPORTED_PROBLEMS)}, not "
                              f"'{a.problem}'")
+        check_placement(a.scheduler, a.remote)
         policy = load_policy(a.policy)
         if a.problem == "inlining" and not a.no_baselines:
             bl.parse_shifts(a.baseline_shifts)  # a bad list fails before any episode
         modules = select_modules(a, policy)
-        if a.scheduler and a.remote:
-            raise ValueError("--scheduler runs environments on the cluster's workers; "
-                             "--remote names a server: give one of them")
         make = env_factory(a.problem, a.corpus, a.remote, a.cache_dir)
         with open_runner(a.scheduler, make, max(1, a.workers), a.corpus) as pool:
             available = pool.observation_features() + ["inlining_default"]

@@ -61,7 +61,8 @@ from . import regalloc_baselines as rbl
 from . import regalloc_cloning as rc
 from .antithetic_es import AntitheticES
 from .search import objective
-from .training_setup import env_factory, find_mlgo_env, split_modules
+from .training_setup import (check_placement, env_factory, find_mlgo_env, scratch_dir,
+                             split_modules)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -362,13 +363,9 @@ def choose(candidates: Sequence[Candidate]) -> tuple[Candidate, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        if args.scheduler and args.remote:
-            raise ValueError("--scheduler runs environments on the cluster's workers; "
-                             "--remote names a server: give one of them")
-        temp = args.temp_dir
-        if temp is None and not args.remote and os.access("/dev/shm", os.W_OK):
-            temp = "/dev/shm"
-        make = env_factory("regalloc", args.corpus, args.remote, args.cache_dir, temp)
+        check_placement(args.scheduler, args.remote)
+        make = env_factory("regalloc", args.corpus, args.remote, args.cache_dir,
+                           scratch_dir(args.temp_dir, args.remote))
         with open_runner(args.scheduler, make, args.workers, args.corpus) as runner:
             return RegallocTrainer(args, runner).run()
     except (ValueError, PolicyError, FileNotFoundError, RuntimeError, TraceError) as e:

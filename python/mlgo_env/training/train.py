@@ -90,8 +90,8 @@ from .train_network import NetworkMethod
 from .train_residual import ResidualMethod
 from ..trace_log import Trace, read_trace
 from .tolerant import TolerantPlayer
-from .training_setup import (env_factory, find_mlgo_env, refuse_evaluation_corpus,
-                             split_modules)
+from .training_setup import (check_placement, env_factory, find_mlgo_env,
+                             refuse_evaluation_corpus, scratch_dir, split_modules)
 
 
 def parse_args(argv: Sequence[str] | None):
@@ -240,12 +240,10 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
 
     def env_factory(self) -> Any:
         a = self.args
-        temp = a.temp_dir
-        if temp is None and not a.remote and os.access("/dev/shm", os.W_OK):
-            temp = "/dev/shm"
         # Grouped flips name a callee by its IR2Vec embedding (train_imitation).
         vocab = "default" if a.method in ("imitation", "residual") else None
-        return env_factory(a.problem, a.corpus, a.remote, a.cache_dir, temp, vocab)
+        return env_factory(a.problem, a.corpus, a.remote, a.cache_dir,
+                           scratch_dir(a.temp_dir, a.remote), vocab)
 
     def record_round(self, es: CoordinateSearch | ElitistES, iteration: int,
                      pool: ep.EpisodePool, cache: ReplayCache, cspace: Any,
@@ -348,9 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_regalloc(argv)
     args = parse_args(argv)
     try:
-        if args.scheduler and args.remote:
-            raise ValueError("--scheduler runs environments on the cluster's workers; "
-                             "--remote names a server: give one of them")
+        check_placement(args.scheduler, args.remote)
         trainer = Trainer(args)
         log = None if args.quiet else trainer.log
         with open_runner(args.scheduler, trainer.env_factory(), args.workers, args.corpus,

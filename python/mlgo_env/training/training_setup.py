@@ -53,6 +53,22 @@ def training_sample(corpus: str, validation_share: float, seed: int, count: int,
     return [train[i] for i in rng.permutation(len(train))[:count]]
 
 
+def check_placement(scheduler: str | None, remote: str | None) -> None:
+    """ValueError when a command is given both a cluster (--scheduler) and a server
+    (--remote) to run its environments."""
+    if scheduler and remote:
+        raise ValueError("--scheduler runs environments on the cluster's workers; "
+                         "--remote names a server: give one of them")
+
+
+def scratch_dir(temp_dir: str | None, remote: str | None) -> str | None:
+    """The compilers' scratch directory: `temp_dir`, else /dev/shm for in-process
+    environments when it is writable (it saves time per episode), else None."""
+    if temp_dir is None and not remote and os.access("/dev/shm", os.W_OK):
+        return "/dev/shm"
+    return temp_dir
+
+
 def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
                 temp_dir: str | None = None, ir2vec_vocab: str | None = None
                 ) -> Callable[[], Any]:
