@@ -45,7 +45,7 @@ from mlgo_env.cluster.dask_runner import connect, run_on_worker  # noqa: E402
 from mlgo_env.cluster.tasks import evaluate_task  # noqa: E402
 from mlgo_env.episodes import corpus_modules  # noqa: E402
 from mlgo_env.policies.policy import load_policy, new_policy  # noqa: E402
-from mlgo_env.training.training_setup import env_factory  # noqa: E402
+from mlgo_env.training.training_setup import env_factory, scratch_dir  # noqa: E402
 
 
 def cpu_seconds(pid):
@@ -107,8 +107,7 @@ def main():
     policy = load_policy(a.policy) if a.policy else default_policy()
     scratch = tempfile.mkdtemp(prefix="mlgo-bench-cluster-")
     cache = a.cache_dir or os.path.join(scratch, "cache")
-    make = env_factory("inlining", a.corpus, None, cache,
-                       "/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+    make = env_factory("inlining", a.corpus, None, cache, scratch_dir(None, None))
     jobs = [(m, policy) for m in modules]
     env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python"))
 

@@ -36,12 +36,9 @@ import numpy as np
 from mlgo_env import episodes as ep
 from mlgo_env.trace_log import read_trace
 from mlgo_env.training.baselines import shift_policy
+from mlgo_env.training.module_sets import package_of
 from mlgo_env.training.replay import ReplayCache, seed_from_trace
 from mlgo_env.training.training_setup import env_factory
-
-
-def package(module: str) -> str:
-    return module.split("/", 1)[0]
 
 
 def play_shifts(a: argparse.Namespace, trace, modules: list[str],
@@ -104,7 +101,7 @@ def main() -> int:
     default = sizes[:, 0]
     node = trace.rows[[first[m] for m in modules], trace.feature_names.index("node_count")]
     buckets = np.floor(np.log2(np.maximum(node, 1))).astype(int)
-    packages = [package(m) for m in modules]
+    packages = [package_of(m) for m in modules]
     print(f"{len(modules)} modules with decisions, {len(set(packages))} packages")
     for j, s in enumerate(shifts):
         print(summary(f"shift {s:+g}", sizes[:, j], default))

@@ -165,10 +165,19 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, decisions: np.n
     w1, b1, v, c = params
     space = ResidualSpace(problem, features, mean, std, Layer(w1, b1, "relu"), bound)
     u = np.concatenate([v * temperature, [shift + c[0] * temperature]])
-    label = y > 0.5
-    agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(y) else 1.0
-    base = float(np.mean((m > 0) == label)) if len(y) else 1.0
-    return Fit(space, u, agreement, base)
+    return _scored(space, u, rows, y, shift)
+
+
+def _scored(space: ResidualSpace, u: np.ndarray, rows: np.ndarray, decisions: np.ndarray,
+            shift: float) -> Fit:
+    """The Fit of `u`: how many of the 0/1 `decisions` it and the constant `shift` alone
+    reproduce (1.0 without decisions)."""
+    if not len(decisions):
+        return Fit(space, u, 1.0, 1.0)
+    label = decisions > 0.5
+    m = margin_column(rows, space.features, MARGIN_SPEC) + shift
+    return Fit(space, u, float(np.mean((space.logits(u, rows) > 0) == label)),
+               float(np.mean((m > 0) == label)))
 
 
 def standardisation(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -203,11 +212,7 @@ def fit_bagged(problem: str, features: Sequence[str], rows: np.ndarray,
                           fits[0].space.bound)
     u = np.concatenate([np.concatenate([f.u[:-1] for f in fits]) / k,
                         [float(np.mean([f.u[-1] for f in fits]))]])
-    label = decisions > 0.5
-    m = margin_column(rows, list(features), MARGIN_SPEC) + shift
-    agreement = float(np.mean((space.logits(u, rows) > 0) == label)) if len(label) else 1.0
-    base = float(np.mean((m > 0) == label)) if len(label) else 1.0
-    return Fit(space, u, agreement, base)
+    return _scored(space, u, rows, decisions, shift)
 
 
 def with_scale(u: np.ndarray, scale: float, shift: float | None = None) -> np.ndarray:

@@ -18,8 +18,8 @@ class Selection:
         """`best` scored on the check modules beside each --baseline-shifts constant shift
         and no optional inline; the highest score is the result, except that the learned
         policy must beat the best baseline by more than --selection-z standard errors, on
-        the check modules and on the `holdout` modules (`significant`). The log says when
-        a baseline wins."""
+        the check modules (`significant`) and on the `holdout` modules (`carries`). The
+        log says when a baseline wins."""
         a = self.args
         shifts = parse_shifts(a.baseline_shifts)
         # The residual method's first incumbent is its base shift: not learned.
