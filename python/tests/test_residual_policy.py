@@ -100,6 +100,24 @@ def test_the_fit_learns_what_no_constant_shift_can():
         rp.fit("inlining", NAMES[1:], r[:, 1:], target, shift=0.0)
 
 
+def test_a_bounded_fit_is_not_pulled_by_decisions_it_cannot_move():
+    """Labels that refuse a fifth of the call sites far above the boundary (as grouped
+    searches do at clang's last-call bonus) are out of the bound's reach: they must not
+    drag the fitted shift down and cost the decisions near the boundary."""
+    r = rows(1500, seed=4)
+    margin = np.maximum(r[:, 0], 1) - r[:, 1]
+    rng = np.random.default_rng(5)
+    target = np.where(r[:, 3] > 20, margin - 15 > 0, margin > 0)
+    target[(margin > 60) & (rng.random(len(r)) < 0.2)] = False
+    fit = rp.fit("inlining", NAMES, r, target.astype(float), shift=0.0, hidden=8,
+                 l2=1e-4, epochs=1500, bound=40.0)
+    assert abs(fit.u[-1]) < 8.0
+    near = np.abs(margin) <= 40
+    near_fit = rp._scored(fit.space, fit.u, r[near], target[near].astype(float), 0.0)
+    assert near_fit.agreement > near_fit.base_agreement + 0.03
+    assert fit.agreement > fit.base_agreement
+
+
 def test_paired_margin_is_the_score_difference_and_its_standard_error():
     from mlgo_env.episodes import EpisodeResult
     from mlgo_env.training.search import objective, objective_terms, paired_margin
