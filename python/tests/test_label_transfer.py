@@ -1,0 +1,42 @@
+"""scripts/label_transfer.py (the labels' transfer diagnosis), no clang: its AUC, and a
+run on labels whose flips one feature decides in every package."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+
+from mlgo_env.training.flip_search import FlipSet
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "label_transfer.py"
+spec = importlib.util.spec_from_file_location("label_transfer", SCRIPT)
+label_transfer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(label_transfer)
+
+NAMES = ["threshold", "cost_estimate", "callee_users", "inlining_default"]
+
+
+def test_auc_counts_ties_as_half():
+    y = np.array([False, False, True, True])
+    assert label_transfer.auc(np.array([0.1, 0.2, 0.3, 0.4]), y) == 1.0
+    assert label_transfer.auc(np.array([0.4, 0.3, 0.2, 0.1]), y) == 0.0
+    assert label_transfer.auc(np.zeros(4), y) == 0.5
+    assert np.isnan(label_transfer.auc(np.zeros(4), np.zeros(4, bool)))
+
+
+def test_flips_one_feature_decides_transfer_across_packages(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 900
+    users = rng.integers(1, 60, n).astype(float)
+    rows = np.column_stack([np.full(n, 5.0), rng.normal(-20, 30, n), users, np.ones(n)])
+    modules = [f"pkg{i % 3}/m{i % 30}.o" for i in range(n)]
+    flipped = users > 45
+    labels = FlipSet(NAMES, modules, np.arange(n), rows, np.ones(n, dtype=np.int64),
+                     np.where(flipped, 1.0, -1.0), {m: 30 for m in set(modules)})
+    path = tmp_path / "labels.npz"
+    labels.save(str(path))
+    assert label_transfer.main([str(path), "--hidden=4"]) == 0
+    out = capsys.readouterr().out
+    line = next(s for s in out.splitlines() if s.startswith("leave-one-package-out"))
+    assert float(line.split("AUC ")[1].split()[0]) > 0.95
+    assert label_transfer.main([str(tmp_path / "missing.npz")]) == 1
