@@ -63,6 +63,16 @@ def test_greedy_rounds_only_keep_what_shrinks_and_replay_exactly(pool):
     flips = sum(int(np.sum(np.asarray(s.best.actions) != np.asarray(s.best.defaults)))
                 for s in searches)
     assert int((labels.rewards > 0).sum()) == flips
+    # Weighted: the same signs; a module's positive weight is at most the bytes its kept
+    # groups saved (a kept callee may have no call site left in the final trajectory).
+    weighted = gf.imitation_labels(searches, names, weighted=True)
+    assert np.array_equal(weighted.rewards > 0, labels.rewards > 0)
+    for s in searches:
+        assert all(g > 0 for g in s.gains.values()) and all(v >= 0 for v in s.losses.values())
+        assert len(s.gains) == s.kept and len(s.gains) + len(s.losses) == len(s.tried)
+        mine = np.asarray(weighted.modules) == s.module
+        pos = weighted.rewards[mine & (weighted.rewards > 0)].sum()
+        assert pos <= gf.WEIGHT_UNIT * s.reward * (1 + 1e-9) + 1e-6 * mine.sum()
 
 
 def test_searches_from_a_constant_shift_flip_that_shift(pool):

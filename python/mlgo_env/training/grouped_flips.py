@@ -25,6 +25,7 @@ and the callees its new trajectory shows for the first time join the module's qu
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -98,6 +99,10 @@ class ModuleSearch:
     kept: int = 0
     changed: bool = False  # its best moved since the last `take_changed`
     shift: float | None = None  # the base policy: None for clang's default, else a shift
+    #: callee key -> the module reward its group added when kept (> 0) ...
+    gains: dict = field(default_factory=dict)
+    #: ... or cost when tried and not kept (>= 0; 0: flipping it changed no byte)
+    losses: dict = field(default_factory=dict)
 
     def enqueue(self, player: GroupPlayer) -> None:
         known = self.tried | set(self.queue)
@@ -130,17 +135,21 @@ def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
     active = [s for s in searches if s.queue][:limit]
     if not active:
         return []
-    players = []
+    players, keys = [], []
     for s in active:
         key = s.queue.pop(0)
         s.tried.add(key)
+        keys.append(key)
         players.append(GroupPlayer(names, s.flipped ^ {key}, s.shift))
     results = pool.play([(s.module, p) for s, p in zip(active, players)])
-    for s, p, r in zip(active, players, results):
+    for s, key, p, r in zip(active, keys, players, results):
         if r.reward > s.reward + 1e-12:
+            s.gains[key] = r.reward - s.reward
             s.flipped, s.best, s.reward, s.bytes = p.flipped, p, r.reward, r.policy_score
             s.kept += 1
             s.changed = True
+        else:
+            s.losses[key] = max(s.reward - r.reward, 0.0)
         s.enqueue(p)
     return results
 
@@ -150,21 +159,37 @@ def totals(searches: Sequence[ModuleSearch]) -> tuple[float, float]:
     return (sum(s.default_bytes for s in searches), sum(s.bytes for s in searches))
 
 
-def imitation_labels(searches: Sequence[ModuleSearch], names: Sequence[str]) -> FlipSet:
+#: weighted labels are in thousandths of their module's bytes
+WEIGHT_UNIT = 1000.0
+
+
+def imitation_labels(searches: Sequence[ModuleSearch], names: Sequence[str],
+                     weighted: bool = False) -> FlipSet:
     """Every decision of each module's best trajectory, labelled by whether it differs
-    from clang's default there (rewards +1 / -1: the flip classifier's positive and
-    negative labels)."""
+    from clang's default there (the sign of its reward: the flip classifier's positive
+    and negative labels). Unweighted, every reward is +1 or -1. `weighted`: a decision's
+    |reward| is what its callee's group was worth in the search, in thousandths of the
+    module's default bytes, shared among the group's decisions in the trajectory: the
+    gain it brought when kept, the loss it caused when tried and refused, 0 when never
+    tried or when flipping it changed no byte (the trainer's fit weighs labels by
+    |reward|, so a decision that never mattered teaches almost nothing)."""
     col = list(names).index("inlining_default")
     rows, modules, steps, rewards = [], [], [], []
     for s in searches:
         p = s.best
+        share = {k: 1.0 / n for k, n in Counter(p.keys).items()}
         for i, (row, d, a) in enumerate(zip(p.rows, p.defaults, p.actions)):
             row = row.copy()
             row[col] = d
             rows.append(row)
             modules.append(s.module)
             steps.append(i)
-            rewards.append(1.0 if a != d else -1.0)
+            sign = 1.0 if a != d else -1.0
+            if weighted:
+                key = p.keys[i]
+                worth = s.gains.get(key, 0.0) if sign > 0 else s.losses.get(key, 0.0)
+                sign *= max(WEIGHT_UNIT * worth * share[key], 1e-6)  # keeps the sign
+            rewards.append(sign)
     arr = np.asarray(rows, dtype=np.float64).reshape(-1, len(names))
     return FlipSet(list(names), modules, np.asarray(steps, dtype=np.int64), arr,
                    (arr[:, col] > 0.5).astype(np.int64), np.asarray(rewards, dtype=np.float64),

@@ -3,7 +3,10 @@
 For --flip-share of the budget left after the trace, each search module gets a greedy
 search over grouped flips (mlgo_env.training.grouped_flips: all call sites of one callee
 flipped together, kept when the module shrinks). Every decision of each module's best
-trajectory is a label: "flip here" where it differs from clang's default. The network of
+trajectory is a label: "flip here" where it differs from clang's default, weighing the
+same (--label-weights=uniform) or what its callee's group was worth in bytes of the
+module (--label-weights=bytes: a decision whose flip changed nothing teaches almost
+nothing). The network of
 mlgo_env.training.train_network imitates them; when its ES only replays, the searches go
 on (:class:`GroupExplorer`: more groups of the search modules, then training modules the
 trace did not sample) and the labels of modules whose best trajectory moved are replaced.
@@ -25,8 +28,10 @@ class GroupExplorer:
     """Continues the grouped searches on request (the trainer's explorer for imitation)."""
 
     def __init__(self, searches: list[gf.ModuleSearch], names: Sequence[str],
-                 fresh: Sequence[str], shift: float | None = None) -> None:
+                 fresh: Sequence[str], shift: float | None = None,
+                 weighted: bool = False) -> None:
         self.searches, self.names, self.shift = searches, list(names), shift
+        self.weighted = weighted
         self.fresh = deque(fresh)
 
     def step(self, pool: ep.EpisodePool, batch: int) -> tuple[FlipSet | None, list]:
@@ -45,7 +50,7 @@ class GroupExplorer:
         changed = [s for s in self.searches if s.changed]
         for s in changed:
             s.changed = False
-        return gf.imitation_labels(changed, self.names), compiled
+        return gf.imitation_labels(changed, self.names, self.weighted), compiled
 
 
 class ImitationMethod:
@@ -81,7 +86,7 @@ class ImitationMethod:
         for s in searches:
             s.changed = False
         self.group_searches = searches
-        labels = gf.imitation_labels(searches, cache.names)
+        labels = gf.imitation_labels(searches, cache.names, self.weighted_labels)
         d, b = gf.totals(searches)
         self.history.append({"phase": "groups", "episodes": count, "seconds": wall,
                              "default_bytes": d, "best_bytes": b,
@@ -103,4 +108,10 @@ class ImitationMethod:
         if searches is None:  # resumed: the searches start again from the defaults
             searches = []
             fresh = list(search) + list(fresh)
-        return GroupExplorer(searches, cache.names, fresh, self.base_shift)
+        return GroupExplorer(searches, cache.names, fresh, self.base_shift,
+                             self.weighted_labels)
+
+    @property
+    def weighted_labels(self) -> bool:
+        """--label-weights=bytes (absent from older argument sets: uniform)."""
+        return getattr(self.args, "label_weights", "uniform") == "bytes"
