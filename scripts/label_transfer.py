@@ -22,8 +22,15 @@ no episodes: seconds.
         [--hidden=16] [--min-positives=3]
 
 AUC is not bytes: a label is "this decision was part of the module's best trajectory",
-with no size attached, so a high AUC says which call sites a search picks, not that
-flipping them on unseen code shrinks it. It is what a policy needs first.
+so a high AUC says which call sites a search picks, not that flipping them on unseen code
+shrinks it. Labels written with --label-weights=bytes also carry what each decision's
+callee group was worth (mlgo_env.training.grouped_flips.imitation_labels: the gain when
+kept, the loss when tried and refused, shared among the group's decisions, in thousandths
+of the module's bytes). For those the script adds a byte proxy: leaving one package out,
+flip the top share of its decisions as the classifier ranks them (fitted with uniform,
+byte and class-balanced byte weights) and add up their worths, per module on average.
+The proxy is additive (groups interact in reality) but needs no compile; the oracle, every
+flip of the best trajectories, is what the searches found.
 """
 
 from __future__ import annotations
@@ -52,13 +59,53 @@ def auc(scores: np.ndarray, positive: np.ndarray) -> float:
     return float((ranks[positive].sum() - n_pos * (n_pos - 1) / 2.0) / (n_pos * n_neg))
 
 
+#: flip rates of the byte proxy
+PROXY_RATES = (0.005, 0.01, 0.02, 0.04, 0.08)
+
+
+def fit_weights(rewards: np.ndarray, kind: str) -> np.ndarray | None:
+    """Sample weights of the classifier fit: None (uniform), |worth| (bytes), or |worth|
+    with the positives scaled to weigh as much as the negatives in all (balanced)."""
+    if kind == "uniform":
+        return None
+    w = np.abs(rewards) + 1e-3
+    if kind == "balanced":
+        pos = rewards > 0
+        w[pos] *= w[~pos].sum() / max(w[pos].sum(), 1e-12)
+    return w
+
+
 def held_out_scores(labels: FlipSet, train: np.ndarray, test: np.ndarray,
-                    hidden: int) -> np.ndarray:
+                    hidden: int, weights: str = "uniform") -> np.ndarray:
     """The classifier's logits on `test` rows, fitted on `train` rows only."""
     y = (labels.rewards > 0).astype(float)
     fit = flip_classifier.fit("inlining", labels.names, labels.rows[train], y[train],
+                              fit_weights(labels.rewards[train], weights),
                               hidden=hidden, epochs=800)
     return fit.space.logits(fit.u, labels.rows[test])
+
+
+def byte_proxy(labels: FlipSet, packages: np.ndarray, hidden: int) -> None:
+    """Prints, per fit weighting and flip rate, the summed worth of the decisions a
+    classifier fitted on the other packages flips, in thousandths per module."""
+    n_modules = len(set(labels.modules))
+    pos = labels.rewards > 0
+    print(f"byte proxy, leaving one package out (thousandths of a module's bytes, mean per "
+          f"module; oracle {labels.rewards[pos].sum() / n_modules:+.3f}):")
+    for kind in ("uniform", "bytes", "balanced"):
+        scored = []
+        for p in sorted(set(packages)):
+            test = packages == p
+            scored.append((np.flatnonzero(test),
+                           held_out_scores(labels, ~test, test, hidden, kind)))
+        cells = []
+        for rate in PROXY_RATES:
+            total = 0.0
+            for index, scores in scored:
+                k = max(1, int(round(rate * len(index))))
+                total += labels.rewards[index[np.argsort(-scores, kind="stable")[:k]]].sum()
+            cells.append(f"{rate:.1%} {total / n_modules:+.3f}")
+        print(f"  {kind:9s} " + "  ".join(cells))
 
 
 def operating_point(scores: np.ndarray, positive: np.ndarray,
@@ -113,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         scores[folds == k] = held_out_scores(labels, folds != k, folds == k, a.hidden)
     print(f"module-grouped 5-fold (same packages): AUC {auc(scores, positive):.3f} "
           f"(nearness alone {auc(near, positive):.3f})")
+    if not np.all(np.abs(labels.rewards) == 1.0):
+        byte_proxy(labels, packages, a.hidden)
     return 0
 
 
