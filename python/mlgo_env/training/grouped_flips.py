@@ -170,9 +170,9 @@ def imitation_labels(searches: Sequence[ModuleSearch], names: Sequence[str],
     and negative labels). Unweighted, every reward is +1 or -1. `weighted`: a decision's
     |reward| is what its callee's group was worth in the search, in thousandths of the
     module's default bytes, shared among the group's decisions in the trajectory: the
-    gain it brought when kept, the loss it caused when tried and refused, 0 when never
-    tried or when flipping it changed no byte (the trainer's fit weighs labels by
-    |reward|, so a decision that never mattered teaches almost nothing)."""
+    gain it brought when kept, the loss it caused when tried and refused, a millionth
+    (keeping the sign) when never tried or when flipping it changed no byte (the
+    trainer's fit weighs labels by |reward|, so such a decision teaches almost nothing)."""
     col = list(names).index("inlining_default")
     rows, modules, steps, rewards = [], [], [], []
     for s in searches:
