@@ -16,7 +16,7 @@ For each it prints the ranking quality (AUC: the chance that a flipped decision 
 above a kept one; 0.5 is chance) beside the AUC of nearness to clang's boundary alone
 (``-|margin|``), and, at the operating point a trainer would use (flip the same share of the
 package's decisions as the other packages flipped), the precision and recall. No clang,
-no episodes: seconds.
+no episodes: minutes (one fit per package and weighting).
 
     PYTHONPATH=python /usr/bin/python3 scripts/label_transfer.py OUTPUT.flips.npz \\
         [--hidden=16] [--min-positives=3]
@@ -64,15 +64,32 @@ PROXY_RATES = (0.005, 0.01, 0.02, 0.04, 0.08)
 
 
 def fit_weights(rewards: np.ndarray, kind: str) -> np.ndarray | None:
-    """Sample weights of the classifier fit: None (uniform), |worth| (bytes), or |worth|
-    with the positives scaled to weigh as much as the negatives in all (balanced)."""
+    """Sample weights of the classifier fit: None (uniform), the trainer's |worth|
+    weights (bytes), or those with the positives scaled to weigh as much as the
+    negatives in all (balanced)."""
     if kind == "uniform":
         return None
-    w = np.abs(rewards) + 1e-3
+    w = flip_classifier.label_weights(rewards)
     if kind == "balanced":
         pos = rewards > 0
         w[pos] *= w[~pos].sum() / max(w[pos].sum(), 1e-12)
     return w
+
+
+class LeavePackageOut:
+    """The classifier's logits on each package's decisions, fitted on the other packages'
+    labels; one fit per (package, weighting), made when first asked for."""
+
+    def __init__(self, labels: FlipSet, packages: np.ndarray, hidden: int) -> None:
+        self.labels, self.packages, self.hidden = labels, packages, hidden
+        self._scores: dict[tuple[str, str], np.ndarray] = {}
+
+    def scores(self, package: str, kind: str = "uniform") -> np.ndarray:
+        if (package, kind) not in self._scores:
+            test = self.packages == package
+            self._scores[package, kind] = held_out_scores(self.labels, ~test, test,
+                                                          self.hidden, kind)
+        return self._scores[package, kind]
 
 
 def held_out_scores(labels: FlipSet, train: np.ndarray, test: np.ndarray,
@@ -85,7 +102,14 @@ def held_out_scores(labels: FlipSet, train: np.ndarray, test: np.ndarray,
     return fit.space.logits(fit.u, labels.rows[test])
 
 
-def byte_proxy(labels: FlipSet, packages: np.ndarray, hidden: int) -> None:
+def top_share(scores: np.ndarray, rate: float) -> np.ndarray:
+    """Indices of the top `rate` share of `scores` (at least one): what a classifier
+    flipping at that rate flips."""
+    k = max(1, int(round(rate * len(scores))))
+    return np.argsort(-scores, kind="stable")[:k]
+
+
+def byte_proxy(labels: FlipSet, lpo: LeavePackageOut) -> None:
     """Prints, per fit weighting and flip rate, the summed worth of the decisions a
     classifier fitted on the other packages flips, in thousandths per module."""
     n_modules = len(set(labels.modules))
@@ -93,17 +117,12 @@ def byte_proxy(labels: FlipSet, packages: np.ndarray, hidden: int) -> None:
     print(f"byte proxy, leaving one package out (thousandths of a module's bytes, mean per "
           f"module; oracle {labels.rewards[pos].sum() / n_modules:+.3f}):")
     for kind in ("uniform", "bytes", "balanced"):
-        scored = []
-        for p in sorted(set(packages)):
-            test = packages == p
-            scored.append((np.flatnonzero(test),
-                           held_out_scores(labels, ~test, test, hidden, kind)))
         cells = []
         for rate in PROXY_RATES:
             total = 0.0
-            for index, scores in scored:
-                k = max(1, int(round(rate * len(index))))
-                total += labels.rewards[index[np.argsort(-scores, kind="stable")[:k]]].sum()
+            for p in sorted(set(lpo.packages)):
+                worth = labels.rewards[lpo.packages == p]
+                total += worth[top_share(lpo.scores(p, kind), rate)].sum()
             cells.append(f"{rate:.1%} {total / n_modules:+.3f}")
         print(f"  {kind:9s} " + "  ".join(cells))
 
@@ -111,10 +130,9 @@ def byte_proxy(labels: FlipSet, packages: np.ndarray, hidden: int) -> None:
 def operating_point(scores: np.ndarray, positive: np.ndarray,
                     rate: float) -> tuple[float, float]:
     """(precision, recall) when the top `rate` share of `scores` is flipped."""
-    k = max(1, int(round(rate * len(scores))))
-    top = np.argsort(-scores, kind="stable")[:k]
+    top = top_share(scores, rate)
     hits = int(positive[top].sum())
-    return hits / k, hits / max(int(positive.sum()), 1)
+    return hits / len(top), hits / max(int(positive.sum()), 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,12 +154,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{int(positive.sum())} flipped ({positive.mean():.1%})")
     print(f"{'held-out package':20s} {'flipped':>13s} {'AUC':>6s} {'AUC -|m|':>8s} "
           f"{'precision':>9s} {'recall':>6s}")
+    lpo = LeavePackageOut(labels, packages, a.hidden)
     weights, aucs, near_aucs = [], [], []
     for p in sorted(set(packages)):
         test = packages == p
         if positive[test].sum() < a.min_positives:
             continue
-        scores = held_out_scores(labels, ~test, test, a.hidden)
+        scores = lpo.scores(p)
         rate = float(positive[~test].mean())
         prec, rec = operating_point(scores, positive[test], rate)
         aucs.append(auc(scores, positive[test]))
@@ -161,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"module-grouped 5-fold (same packages): AUC {auc(scores, positive):.3f} "
           f"(nearness alone {auc(near, positive):.3f})")
     if not np.all(np.abs(labels.rewards) == 1.0):
-        byte_proxy(labels, packages, a.hidden)
+        byte_proxy(labels, lpo)
     return 0
 
 

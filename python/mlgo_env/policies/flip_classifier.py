@@ -76,6 +76,12 @@ def standardisation(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
 
 
+def label_weights(rewards: np.ndarray) -> np.ndarray:
+    """The fit's sample weights for labels with signed `rewards`: |reward|, floored so a
+    label worth nothing still counts a little."""
+    return np.abs(np.asarray(rewards, dtype=np.float64)) + 1e-3
+
+
 def fit(problem: str, features: Sequence[str], rows: np.ndarray, labels: np.ndarray,
         weights: np.ndarray | None = None, hidden: int = 16, l2: float = 1e-3,
         epochs: int = 1500, lr: float = 0.01, seed: int = 0,

@@ -186,8 +186,8 @@ class NetworkMethod:
             return self.fit_residual(labels)
         t = time.monotonic()
         y = (labels.rewards > 0).astype(float)
-        weights = np.abs(labels.rewards) + 1e-3
-        fitted = fc.fit(a.problem, labels.names, labels.rows, y, weights, hidden=a.hidden,
+        fitted = fc.fit(a.problem, labels.names, labels.rows, y,
+                        fc.label_weights(labels.rewards), hidden=a.hidden,
                         l2=a.l2, seed=a.seed)
         self.clock.times["fitting"] += time.monotonic() - t
         logits = fitted.space.logits(fitted.u, labels.rows[:, [labels.names.index(f)
