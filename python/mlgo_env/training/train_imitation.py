@@ -113,5 +113,5 @@ class ImitationMethod:
 
     @property
     def weighted_labels(self) -> bool:
-        """--label-weights=bytes (absent from older argument sets: uniform)."""
-        return getattr(self.args, "label_weights", "uniform") == "bytes"
+        """--label-weights=bytes."""
+        return self.args.label_weights == "bytes"
