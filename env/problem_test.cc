@@ -244,7 +244,7 @@ TEST(EvictionRulesTest, OnlyUnmaskedIndicesAreValid) {
   }
 }
 
-// Without the emulation's features (regalloc_default_policy.h) there is no
+// Without the emulation's features (mlgo/policy/default_eviction.h) there is no
 // default decision, and the fallback evicts nothing when it may.
 TEST(EvictionRulesTest, FallbackWithoutEmulationFeaturesPrefersEvictingNothing) {
   auto bound = bind("regalloc", testing::evictionLikeHeader());

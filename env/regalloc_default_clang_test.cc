@@ -14,7 +14,7 @@
 #include "mlgo/env/environment.h"
 
 #include "mlgo/env/clang_probe.h"
-#include "mlgo/env/regalloc_default_policy.h"
+#include "mlgo/policy/default_eviction.h"
 #include "testing/test_util.h"
 
 #include <gmock/gmock.h>
@@ -89,7 +89,7 @@ void playDefault(Environment& env, const std::string& module, Tally& tally) {
 
 TEST_F(RegallocDefaultTest, DefaultActionReproducesMostFunctionsOfTheDemoCorpus) {
   EXPECT_EQ(env_->describe().defaultActionSource,
-            std::string(kDefaultEvictionPolicyName) + ":default-eviction");
+            std::string(policy::kDefaultEvictionPolicyName) + ":default-eviction");
   const auto& modules = env_->corpus().modules();
   Tally halves[2];
   {

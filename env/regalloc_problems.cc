@@ -10,14 +10,14 @@
 ///  - regalloc-priority: the priority of a live range in the allocation
 ///    queue, as a float clang truncates to an unsigned integer.
 /// Stock clang does not expose its default decision for either. For
-/// eviction the host emulates it (regalloc_default_policy.h) unless the
+/// eviction the host emulates it (mlgo/policy/default_eviction.h) unless the
 /// clang offers `-regalloc-evict-interactive-include-default`; the default
 /// decision is also the fallback that finishes truncated episodes.
 ///
 //===----------------------------------------------------------------------===//
 #include "problems_impl.h"
 
-#include "mlgo/env/regalloc_default_policy.h"
+#include "mlgo/policy/default_eviction.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,7 @@ public:
   /// `clangDefault`: the index of clang's default-decision feature (hidden
   /// unless `showDefault`); else `emulation` computes it.
   BoundEviction(protocol::LogHeader header, size_t maskIndex, std::optional<size_t> clangDefault,
-                bool showDefault, std::optional<DefaultEvictionPolicy> emulation)
+                bool showDefault, std::optional<policy::DefaultEvictionPolicy> emulation)
       : BoundProblem(header,
                      allFeaturesExcept(header, showDefault ? std::nullopt : clangDefault)),
         maskIndex_(maskIndex), candidates_(header.features[maskIndex].elementCount()),
@@ -88,7 +88,7 @@ public:
     if (clangDefault_)
       return fmt::format("clang-default:{}", header().features[*clangDefault_].name());
     if (emulation_)
-      return fmt::format("{}:default-eviction", kDefaultEvictionPolicyName);
+      return fmt::format("{}:default-eviction", policy::kDefaultEvictionPolicyName);
     return {};
   }
 
@@ -133,7 +133,7 @@ private:
   size_t maskIndex_;
   size_t candidates_;
   std::optional<size_t> clangDefault_;
-  std::optional<DefaultEvictionPolicy> emulation_;
+  std::optional<policy::DefaultEvictionPolicy> emulation_;
 };
 
 /// True when `value`, rounded to the advice's type, truncates to an unsigned
@@ -247,8 +247,8 @@ public:
     }
     // Without the emulation's features there is no default decision; the
     // fallback then evicts nothing.
-    std::optional<DefaultEvictionPolicy> emulation;
-    if (auto created = DefaultEvictionPolicy::create(header); created.ok())
+    std::optional<policy::DefaultEvictionPolicy> emulation;
+    if (auto created = policy::DefaultEvictionPolicy::create(header); created.ok())
       emulation.emplace(std::move(*created));
     return std::shared_ptr<const BoundProblem>(std::make_shared<BoundEviction>(
         header, *mask, clangDefault, options.includeDefaultFeature, std::move(emulation)));

@@ -72,6 +72,15 @@ Result<BoundPolicy> Policy::bind(std::span<const protocol::TensorSpec> specs) co
   for (size_t j = 0; j < d.features.size(); ++j) {
     const std::string& name = d.features[j];
     auto index = find(name);
+    if (!index && candidates && name == kDefaultEvictionPolicyName) {
+      auto emulation = DefaultEvictionPolicy::create(specs);
+      if (!emulation.ok())
+        return makeError(ErrorCode::kInvalidArgument, "{}: feature '{}': {}", d.where, name,
+                         emulation.error().message());
+      bound.emulation_.emplace(std::move(*emulation));
+      bound.columns_.push_back({0, protocol::ElementType::kInt64, true, true});
+      continue;
+    }
     if (!index)
       return missing(name);
     uint64_t count = specs[*index].elementCount();
@@ -92,26 +101,30 @@ Result<BoundPolicy> Policy::bind(std::span<const protocol::TensorSpec> specs) co
 }
 
 double BoundPolicy::value(std::span<const std::span<const std::byte>> tensors, size_t column,
-                          size_t row) const {
+                          size_t row, int64_t emulated) const {
   const Column& c = columns_[column];
+  if (c.emulated)
+    return static_cast<int64_t>(row) == emulated ? 1.0 : 0.0;
   return protocol::elementAsDouble(c.type, tensors[c.tensor].data(), c.perRow ? row : 0);
 }
 
 double BoundPolicy::logit(std::span<const std::span<const std::byte>> tensors, size_t row,
-                          std::vector<double>& in, std::vector<double>& out) const {
+                          int64_t emulated, std::vector<double>& in,
+                          std::vector<double>& out) const {
   const Policy::Data& d = *policy_.data_;
   size_t n = columns_.size();
   in.clear();
   if (d.margin) {
     const Margin& m = *d.margin;
-    double margin = nanMax(value(tensors, m.plus, row), m.floor) - value(tensors, m.minus, row);
+    double margin = nanMax(value(tensors, m.plus, row, emulated), m.floor) -
+                    value(tensors, m.minus, row, emulated);
     if (m.anchor)
-      margin = value(tensors, *m.anchor, row) > 0.5 ? nanMax(margin, m.epsilon)
-                                                    : nanMin(margin, -m.epsilon);
+      margin = value(tensors, *m.anchor, row, emulated) > 0.5 ? nanMax(margin, m.epsilon)
+                                                              : nanMin(margin, -m.epsilon);
     in.push_back(margin);
   }
   for (size_t j = 0; j < n; ++j) {
-    double v = value(tensors, j, row);
+    double v = value(tensors, j, row, emulated);
     double t = d.transforms[j] == Transform::kSignedLog1p ? signedLog1p(v) : v;
     in.push_back((t - d.mean[j]) / d.std[j]);
   }
@@ -140,21 +153,22 @@ int64_t BoundPolicy::decide(std::span<const std::span<const std::byte>> tensors,
   logits.clear();
   switch (policy_.decision()) {
   case Decision::kLogitPositive:
-    logits.push_back(logit(tensors, 0, a, b));
+    logits.push_back(logit(tensors, 0, -1, a, b));
     return logits[0] > 0 ? 1 : 0;
   case Decision::kFlipDefault: {
-    logits.push_back(logit(tensors, 0, a, b));
-    bool defaultInlines = value(tensors, defaultColumn_, 0) > 0.5;
+    logits.push_back(logit(tensors, 0, -1, a, b));
+    bool defaultInlines = value(tensors, defaultColumn_, 0, -1) > 0.5;
     return (logits[0] > 0) != defaultInlines ? 1 : 0;
   }
   case Decision::kArgmaxMasked:
     break;
   }
+  int64_t emulated = emulation_ ? emulation_->choose(tensors) : -1;
   int64_t best = -1;
   double bestValue = 0;
   const std::byte* mask = tensors[maskTensor_].data();
   for (size_t i = 0; i < rows_; ++i) {
-    logits.push_back(logit(tensors, i, a, b));
+    logits.push_back(logit(tensors, i, emulated, a, b));
     if (protocol::elementAsDouble(maskType_, mask, i) != 1.0)
       continue;
     double v = std::isnan(logits.back()) ? -std::numeric_limits<double>::infinity() : logits.back();

@@ -237,6 +237,75 @@ TEST(PolicyTest, EvictionTakesTheBestAllowedCandidate) {
   EXPECT_EQ(bound->decide(obs.views()), 3);
 }
 
+/// The emulation's six features over three columns (two registers, then the
+/// live range itself), and progress.
+std::vector<TensorSpec> emulationSpecs() {
+  std::vector<TensorSpec> specs;
+  for (const char* name : {"mask", "is_hint", "is_local"})
+    specs.push_back(spec(name, ElementType::kInt64, {1, 3}));
+  for (const char* name : {"nr_broken_hints", "nr_urgent", "use_def_density"})
+    specs.push_back(spec(name, ElementType::kFloat, {1, 3}));
+  specs.push_back(spec("progress", ElementType::kFloat, {1}));
+  return specs;
+}
+
+// logit = bonus * host-emulation-v2 - use_def_density: the emulation's choice
+// unless another candidate is lighter than it by more than the bonus.
+llvm::json::Object anchoredEviction(double bonus) {
+  using llvm::json::Array;
+  auto obj = evictionPolicy();
+  obj["features"] = Array{std::string(kDefaultEvictionPolicyName), "use_def_density"};
+  obj["transforms"] = Array{"identity", "identity"};
+  obj["mean"] = Array{0, 0};
+  obj["std"] = Array{1, 1};
+  obj["layers"] = Array{llvm::json::Object{
+      {"weights", Array{Array{bonus}, Array{-1}}}, {"bias", Array{0}}, {"activation", "linear"}}};
+  return obj;
+}
+
+TEST(PolicyTest, TheEmulationFeatureIsTheHostsDefaultEviction) {
+  Observation obs(emulationSpecs());
+  obs.set<int64_t>("mask", {1, 1, 1});
+  obs.set<int64_t>("is_hint", {0, 0, 0});
+  obs.set<int64_t>("is_local", {0, 0, 0});
+  obs.set<float>("nr_broken_hints", {0, 1, 0}); // evicting 1 breaks a hint: 0 is cheaper
+  obs.set<float>("nr_urgent", {0, 0, 0});
+  obs.set<float>("use_def_density", {0.5f, 0.1f, 1.0f});
+  obs.set<float>("progress", {0.5f});
+  std::vector<TensorSpec> specs = emulationSpecs();
+  EXPECT_EQ(DefaultEvictionPolicy::create(specs)->choose(obs.views()), 0);
+
+  auto strong = parseObject(anchoredEviction(10.0)); // always the emulation
+  ASSERT_TRUE(strong.ok()) << strong.error().message();
+  auto bound = strong->bind(specs);
+  ASSERT_TRUE(bound.ok()) << bound.error().message();
+  std::vector<double> logits;
+  EXPECT_EQ(bound->decide(obs.views(), logits), 0);
+  EXPECT_THAT(logits, ::testing::ElementsAre(9.5, -static_cast<double>(0.1f), -1.0));
+  auto weak = parseObject(anchoredEviction(0.3)); // departs: 1 is lighter by 0.4
+  ASSERT_TRUE(weak.ok());
+  EXPECT_EQ(weak->bind(specs)->decide(obs.views()), 1);
+  obs.set<int64_t>("mask", {0, 1, 1}); // the emulation follows the mask
+  EXPECT_EQ(bound->decide(obs.views()), 1);
+
+  // Without the emulation's features the policy cannot be bound; the message
+  // names the policy, the feature and what the emulation misses.
+  specs.erase(specs.begin() + 4); // nr_urgent
+  auto unbound = strong->bind(specs);
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_THAT(unbound.error().message(),
+              HasSubstr("policy 'p.json': feature 'host-emulation-v2': the default eviction "
+                        "emulation needs feature 'nr_urgent'"));
+  // It is a regalloc feature: an inlining policy naming it is refused at bind.
+  auto obj = marginPolicy(0.0);
+  obj["features"] = llvm::json::Array{"threshold", "cost_estimate", "inlining_default",
+                                      std::string(kDefaultEvictionPolicyName)};
+  auto inlining = parseObject(obj);
+  ASSERT_TRUE(inlining.ok());
+  EXPECT_THAT(inlining->bind(inliningSpecs()).error().message(),
+              HasSubstr("no feature 'host-emulation-v2'"));
+}
+
 TEST(PolicyTest, BindNamesTheMissingOrMisshapenFeature) {
   auto policy = parseObject(marginPolicy(0.0));
   ASSERT_TRUE(policy.ok());

@@ -5,7 +5,7 @@ clang's ML eviction advisor divides every column's `use_def_density` by the larg
 An unspillable interference weighs infinity, so when one sits in a legal column that
 column reads NaN and *every other column, the live range's own included, reads 0*: the
 step carries no weight order at all (a "poisoned" step). The emulation (host-emulation-v1,
-include/mlgo/env/regalloc_default_policy.h) then never finds a lighter interference and
+include/mlgo/policy/default_eviction.h) then never finds a lighter interference and
 evicts nothing, where clang, comparing the real weights, may evict.
 
 Reads a regalloc trace of the emulation (`mlgo-env trace --problem=regalloc`, its CSV

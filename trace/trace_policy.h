@@ -14,7 +14,7 @@
 ///    clang's own training log of its default heuristic, when the probe
 ///    finds one (dev_mode_probe.h; header `clang-training-log`); the host's
 ///    emulation of the default eviction advisor
-///    (`host-emulation-v2:default-eviction`, regalloc_default_policy.h);
+///    (`host-emulation-v2:default-eviction`, mlgo/policy/default_eviction.h);
 ///    else the problem's host fallback policy (below), named as such.
 ///  - `fallback`: the host fallback policy env/ uses to finish truncated
 ///    episodes: `fallback:inlining_default` (inlining),

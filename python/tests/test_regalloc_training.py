@@ -10,7 +10,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from mlgo_env.policies.policy import load_policy, save_policy
+from mlgo_env.policies.policy import (EMULATION_FEATURE, PolicyError, load_policy,
+                                     policy_from_json, save_policy)
+from mlgo_env.training import regalloc_anchor as ra
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
 from mlgo_env.training.antithetic_es import AntitheticES, centred_ranks
@@ -82,11 +84,62 @@ def test_cloning_learns_a_rule_the_features_express():
     assert rc.agreement(fitted.policy, held) > 0.9
     # The vectorised choices are the policy's own (exact) answers.
     for k in range(0, 40):
-        obs = {f: train.rows[k, :, j].reshape(1, 33) for j, f in enumerate(train.features)}
-        obs["mask"] = train.mask[k].astype(np.int64).reshape(1, 33)
-        obs["progress"] = train.rows[k, :1, train.features.index("progress")]
-        assert fitted.policy.act(obs) == rc.choices(fitted.policy, train.subset(
-            np.arange(len(train)) == k))[0]
+        assert fitted.policy.act(observation_of(train, k)) == rc.choices(
+            fitted.policy, train.subset(np.arange(len(train)) == k))[0]
+
+
+def observation_of(d, k):
+    """Decision k of `d` as an observation (one [1, 33] tensor per feature)."""
+    obs = {f: d.rows[k, :, j].reshape(1, 33) for j, f in enumerate(d.features)}
+    obs["mask"] = d.mask[k].astype(np.int64).reshape(1, 33)
+    obs["progress"] = d.rows[k, :1, d.features.index("progress")]
+    return obs
+
+
+def test_an_anchored_start_keeps_the_emulation_but_where_the_clone_disagrees_most():
+    rng = np.random.default_rng(3)
+    d = synthetic_decisions(rng, 2000)   # their actions stand for the emulation's choices
+    clone = rc.fit(d, 4, rng, steps=0).policy   # the lowest-use_def_density rule
+    assert 0.5 < rc.agreement(clone, d) < 0.95   # it misses the hint bonus
+    gaps = ra.departure_gaps(clone, d)
+    with_em = ra.with_emulation(d)
+    for share in (0.0, 0.05, 0.2):
+        start, bonus = ra.anchored(clone, d, share)
+        departed = rc.choices(start, with_em) != d.actions
+        # It departs on the requested share (the decision whose gap is the bonus, a tie,
+        # may go either way), exactly where the clone's gap is largest.
+        assert abs(departed.mean() - share) <= 1.0 / len(d) + 1e-9
+        assert np.all(gaps[departed] >= bonus - 1e-9)
+        assert np.all(gaps[~departed] <= bonus + 1e-9)
+    # The file keeps the emulation's feature; Python's exact runner takes it from
+    # info["default_action"] and answers as the vectorised choices.
+    again = policy_from_json(start.to_json())
+    assert again.features[-1] == EMULATION_FEATURE and again.to_json()["version"] == 3
+    choices = rc.choices(start, with_em)
+    for k in range(30):
+        info = {"default_action": int(d.actions[k])}
+        assert again.act(observation_of(d, k), info) == choices[k]
+    with pytest.raises(PolicyError, match="default_action"):
+        again.act(observation_of(d, 0))
+    # The emulation alone, as a policy file, is the emulation.
+    emulation = ra.emulation_policy()
+    assert rc.agreement(emulation, with_em) == 1.0
+    assert emulation.act(observation_of(d, 5), {"default_action": int(d.actions[5])}) == \
+        d.actions[5]
+
+
+def test_the_perturbation_scale_is_narrowed_until_perturbed_starts_stay_near_the_emulation():
+    rng = np.random.default_rng(4)
+    d = synthetic_decisions(rng, 1500)
+    start, _ = ra.anchored(rc.fit(d, 4, rng, steps=0).policy, d, 0.02)
+    with_em = ra.with_emulation(d)
+    scale = ra.calibrated_scale(start, with_em, 10.0, 0.02, rng)
+    assert scale < 10.0                  # 10 sends perturbed starts anywhere
+    theta = start.flat()
+    away = [1 - rc.agreement(start.with_flat(theta + scale * rng.standard_normal(theta.size)),
+                             with_em) for _ in range(12)]
+    assert np.mean(away) <= 0.06         # twice the share, with room for the draws
+    assert ra.calibrated_scale(start, with_em, scale / 4, 0.02, rng) == scale / 4
 
 
 def test_antithetic_es_climbs_a_smooth_function():
@@ -198,6 +251,7 @@ def test_train_regalloc_writes_a_policy_that_evaluates(traced, tmp_path):
                       "--pairs=1", "--batch-modules=2", "--max-decisions=40",
                       "--no-validation", "--hidden=8")
     assert "behavioural cloning:" in proc.stdout and "ES round 1:" in proc.stdout, proc.stdout
+    assert "anchored on the emulation: bonus" in proc.stdout, proc.stdout
     policy = load_policy(out)
     assert policy.problem == "regalloc" and policy.decision == "argmax-masked"
     assert policy.to_json()["version"] == 3

@@ -3,8 +3,9 @@
 Both runners see the same observations: those of traces that `mlgo-env trace` recorded
 from the real clang-22 on a few demo modules (inlining at -Oz, eviction at -O2). For
 several policies of every form (version 1; version 2 with transforms, a margin block, a
-flip classifier; version 3 regalloc networks with tanh and relu layers) the test compares,
-observation by observation:
+flip classifier; version 3 regalloc networks with tanh and relu layers, and one reading the
+host's emulation of the default, ``host-emulation-v2``) the test compares, observation by
+observation:
 
 - `mlgo-env policy decide --policy=P TRACE` (C++) with `Policy.act` (Python);
 - the actions `mlgo-env trace --policy=P` recorded (C++, inside the environment) with
@@ -25,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
 import numpy as np  # noqa: E402
 
-from mlgo_env.policies.policy import Layer, Policy, new_policy, save_policy  # noqa: E402
+from mlgo_env.policies.policy import (EMULATION_FEATURE, Layer, Policy, new_policy,  # noqa: E402
+                                     save_policy)
 from mlgo_env.policies.residual_policy import ResidualSpace  # noqa: E402
 from mlgo_env.trace_log import read_observations  # noqa: E402
 
@@ -113,6 +115,13 @@ def regalloc_policies(observations):
     mean, std = t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
     rng = np.random.default_rng(11)
     n = len(names)
+    # Anchored on the emulation: hidden unit 0 carries a bonus for its candidate, enough
+    # to keep its choice often but not always.
+    anchored = random_layers(rng, n + 1, 8, "tanh")
+    anchored[0].weights[:, 0] = 0.0
+    anchored[0].weights[n, 0] = 3.0
+    anchored[0].bias[0] = 0.0
+    anchored[1].weights[0, 0] = 0.5
     return {
         "v3-tanh": Policy("regalloc", names, mean, std, random_layers(rng, n, 8, "tanh"),
                           transforms=transforms, decision="argmax-masked", mask="mask"),
@@ -120,6 +129,10 @@ def regalloc_policies(observations):
                                  random_layers(rng, n, 5, "relu") + [
                                      Layer(np.array([[1.5]]), np.array([0.0]), "linear")],
                                  transforms=transforms, decision="argmax-masked", mask="mask"),
+        "v3-anchored": Policy("regalloc", names + [EMULATION_FEATURE], np.append(mean, 0.0),
+                              np.append(std, 1.0), anchored,
+                              transforms=transforms + ["identity"], decision="argmax-masked",
+                              mask="mask"),
     }
 
 
@@ -155,14 +168,23 @@ class PolicyParity(unittest.TestCase):
         observations = [obs for _, obs in read_observations(base)]
         self.assertGreater(len(observations), 200)
         policies = make_policies(observations)
+        # The default trace's actions are the default's decisions (for regalloc the host's
+        # emulation): what an environment's info["default_action"] holds.
+        defaults = [int(obs[action].reshape(-1)[0]) for obs in observations]
         for name, policy in policies.items():
             with self.subTest(policy=name):
                 path = os.path.join(self.dir, f"{problem}-{name}.json")
                 save_policy(policy, path)
-                python = [policy.act(obs) for obs in observations]
+                python = [policy.act(obs, {"default_action": d})
+                          for obs, d in zip(observations, defaults)]
                 self.assertEqual(self.cpp_decisions(path, base), python)
                 # Decisions that vary: a runner that answered a constant would not pass.
                 self.assertGreater(len(set(python)), 1 if problem == "inlining" else 3)
+                if EMULATION_FEATURE in policy.features:
+                    # The feature matters: the policy keeps the emulation's choice often,
+                    # not always.
+                    kept = np.mean(np.asarray(python) == np.asarray(defaults))
+                    self.assertTrue(0.3 < kept < 0.99, kept)
         # The C++ runner inside `trace --policy`, then replay --verify on its trace.
         name, policy = next(iter(policies.items()))
         path = os.path.join(self.dir, f"{problem}-{name}.json")

@@ -11,7 +11,7 @@
 ///  - regalloc (eviction): which live range to evict. Valid: an index i with
 ///    mask[i] == 1. Default decision and fallback: clang's own default when
 ///    the clang offers it (ProblemOptions::regallocClangDefault), else the
-///    host's emulation of the default advisor (regalloc_default_policy.h).
+///    host's emulation of the default advisor (mlgo/policy/default_eviction.h).
 ///  - regalloc-priority: the priority of a live range. Valid: finite and in
 ///    [0, 2^32) once rounded to the advice's float type. Fallback: one of
 ///    kPriorityFallbacks (default `weight`).

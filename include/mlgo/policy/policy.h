@@ -24,7 +24,11 @@
 ///    feature (e.g. `progress`) gives every candidate its value. One logit
 ///    per candidate; the answer is the candidate with mask[i] == 1 whose logit
 ///    is largest (NaN counts as -infinity, ties go to the lower index); when
-///    no candidate is allowed, the last index (evict nothing).
+///    no candidate is allowed, the last index (evict nothing). The feature
+///    named kDefaultEvictionPolicyName ("host-emulation-v2") is the host's:
+///    1 for the candidate the emulation of clang's default evicts
+///    (default_eviction.h), 0 for the others; bind() finds the emulation's
+///    own features in the stream.
 ///
 /// Arithmetic, identical in both runners: IEEE double throughout; a value
 /// is its tensor element widened to double; signed-log1p(v) =
@@ -45,6 +49,7 @@
 #ifndef MLGO_POLICY_POLICY_H
 #define MLGO_POLICY_POLICY_H
 
+#include "mlgo/policy/default_eviction.h"
 #include "mlgo/protocol/tensor_spec.h"
 #include "mlgo/support/result.h"
 
@@ -170,13 +175,16 @@ private:
   struct Column {
     size_t tensor = 0;
     protocol::ElementType type = protocol::ElementType::kInt64;
-    bool perRow = false; ///< One value per candidate (else one value for all).
+    bool perRow = false;    ///< One value per candidate (else one value for all).
+    bool emulated = false;  ///< The emulation's one-hot choice, not a tensor.
   };
   explicit BoundPolicy(Policy policy) : policy_(std::move(policy)) {}
-  double value(std::span<const std::span<const std::byte>> tensors, size_t column,
-               size_t row) const;
+  /// `emulated`: the emulation's choice for this observation (-1: none).
+  double value(std::span<const std::span<const std::byte>> tensors, size_t column, size_t row,
+               int64_t emulated) const;
   double logit(std::span<const std::span<const std::byte>> tensors, size_t row,
-               std::vector<double>& scratchA, std::vector<double>& scratchB) const;
+               int64_t emulated, std::vector<double>& scratchA,
+               std::vector<double>& scratchB) const;
 
   Policy policy_;
   std::vector<Column> columns_;
@@ -184,6 +192,8 @@ private:
   size_t maskTensor_ = 0;
   protocol::ElementType maskType_ = protocol::ElementType::kInt64;
   size_t defaultColumn_ = 0; ///< flip-default: the column of inlining_default.
+  /// Set when a feature is the emulation's choice.
+  std::optional<DefaultEvictionPolicy> emulation_;
 };
 
 } // namespace mlgo::policy

@@ -64,7 +64,11 @@ named feature, its value ``i`` when the feature has one value per candidate, or 
 single value when it has one (``progress``). Each row goes through the transforms,
 standardisation and layers above to one logit. The answer is the candidate with
 ``mask[i] == 1`` whose logit is largest; a NaN logit counts as -infinity and ties go to
-the lower index. Index 32 competes like any other candidate: clang clears ``mask[32]``
+the lower index. One feature is the host's, not clang's: ``"host-emulation-v2"`` (the
+name of the host's emulation of clang's default eviction advisor, version included) is 1
+for the candidate that emulation evicts and 0 for the others; a policy naming it can
+keep the emulation's choice and learn where to depart from it (Python takes it from
+``info["default_action"]``, the C++ runner computes it from the observation). Index 32 competes like any other candidate: clang clears ``mask[32]``
 when it must evict something (answering 32 then fails the compile), so the mask decides
 it too; when no candidate is allowed, the answer is the last index. There is no margin
 block in this form. Inlining policies stay versions 1 and 2; both versions are read.
@@ -109,6 +113,10 @@ DECISIONS = ("logit>0", "flip-default-if-logit>0", "argmax-masked")
 VERSION_DECISIONS = {1: DECISIONS[:1], 2: DECISIONS[:2], 3: DECISIONS}
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
+#: regalloc: the per-candidate feature that is 1 where the host's emulation of clang's
+#: default eviction evicts (the emulation's versioned name: include/mlgo/policy/
+#: default_eviction.h, kDefaultEvictionPolicyName); from ``info["default_action"]``
+EMULATION_FEATURE = "host-emulation-v2"
 
 
 class PolicyError(ValueError):
@@ -219,7 +227,7 @@ class Policy:
         """The decision for one observation, computed exactly as the C++ runner does (see the
         module doc): inlining 0/1, regalloc the index of the candidate to evict."""
         if self.decision == "argmax-masked":
-            rows, mask = self.candidate_rows(observation)
+            rows, mask = self.candidate_rows(observation, info)
             allowed = np.flatnonzero(mask == 1)
             if allowed.size == 0:
                 return int(mask.size - 1)
@@ -231,15 +239,20 @@ class Policy:
             positive = positive != bool(row[0, self.features.index(DEFAULT_FEATURE)] > 0.5)
         return int(positive)
 
-    def candidate_rows(self, observation: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def candidate_rows(self, observation: Mapping[str, Any],
+                       info: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A regalloc policy's raw rows [candidates, features] for one observation, and the
-        mask [candidates]; PolicyError when a feature is missing or has another size."""
+        mask [candidates]; PolicyError when a feature is missing or has another size. The
+        EMULATION_FEATURE column comes from ``info["default_action"]``."""
         name = self.mask or "mask"
         if name not in observation:
             raise PolicyError(f"the observation has no feature '{name}' that the policy expects")
         mask = np.asarray(observation[name]).reshape(-1)
         rows = np.empty((mask.size, len(self.features)), dtype=np.float64)
         for i, feature in enumerate(self.features):
+            if feature == EMULATION_FEATURE and feature not in observation:
+                rows[:, i] = emulation_column(mask.size, info)
+                continue
             if feature not in observation:
                 raise PolicyError(f"the observation has no feature '{feature}' that the policy "
                                   "expects")
@@ -320,6 +333,18 @@ class Policy:
                         "activation": l.activation} for l in self.layers],
             "decision": self.decision, "metadata": self.metadata,
         }
+
+
+def emulation_column(candidates: int, info: Mapping[str, Any] | None) -> np.ndarray:
+    """The EMULATION_FEATURE column: 1.0 at ``info["default_action"]``, else 0.0."""
+    if info is None or "default_action" not in info:
+        raise PolicyError(f"the policy expects feature '{EMULATION_FEATURE}', which comes "
+                          "from info['default_action'], and the step has none")
+    column = np.zeros(candidates)
+    at = int(info["default_action"])
+    if 0 <= at < candidates:
+        column[at] = 1.0
+    return column
 
 
 def _libm(func: Any, values: np.ndarray) -> np.ndarray:
@@ -523,7 +548,8 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
 
 def check_compatible(policy: Policy, problem: str, available: Sequence[str]) -> None:
     """Raises PolicyError unless the policy is for `problem` and every feature it expects is
-    among `available` (the environment's observation features, plus inlining_default)."""
+    among `available` (the environment's observation features, plus the host's: inlining_default
+    or EMULATION_FEATURE)."""
     if policy.problem != problem:
         raise PolicyError(f"the policy is for problem '{policy.problem}', not '{problem}'")
     needed = policy.features + ([policy.mask] if policy.mask else [])

@@ -42,7 +42,8 @@ from .. import episodes as ep
 from ..cluster import (Failure, Progress, TaskFailed, TaskRunner, add_arguments,
                        open_runner)
 from ..cluster.tasks import evaluate_task
-from ..policies.policy import Policy, PolicyError, check_compatible, load_policy
+from ..policies.policy import (EMULATION_FEATURE, Policy, PolicyError, check_compatible,
+                               load_policy)
 from .training_setup import SUPPORTED_PROBLEMS, check_placement, env_factory, split_modules
 
 
@@ -123,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         modules = select_modules(a, policy)
         make = env_factory(a.problem, a.corpus, a.remote, a.cache_dir)
         with open_runner(a.scheduler, make, max(1, a.workers), a.corpus) as pool:
-            available = pool.observation_features() + ["inlining_default"]
+            # the features the host adds (from info["default_action"])
+            host = ["inlining_default"] if a.problem == "inlining" else [EMULATION_FEATURE]
+            available = pool.observation_features() + host
             check_compatible(policy, a.problem, available)
             outcomes = pool.map(evaluate_task, [(m, policy) for m in modules], modules,
                                 progress=Progress("episodes"))

@@ -18,16 +18,24 @@ trace, then antithetic ES on the static cost, chosen on held-out training module
    (one unit monotone in it, the others silent) and keeps the step whose agreement with
    the default is highest on a fifth of the fit modules (early stopping). Its agreement is
    reported on the check modules' decisions, which it never saw.
-4. ES (mlgo_env.training.antithetic_es) over all the network's parameters from the clone:
-   each round plays --pairs mirrored perturbations on --batch-modules fit modules (the
-   same modules for every candidate of a round; fit modules with more than
-   --max-decisions traced decisions are left out to bound a round), scored by
+4. The start (--start). ``emulation`` (the default): the clone anchored on the host's
+   emulation of the default (mlgo_env.training.regalloc_anchor): one more input, the
+   ``host-emulation-v2`` feature, with a bonus that keeps the emulation's choice except on
+   --departures of the fit decisions (where the clone disagrees most); the emulation is
+   exact wherever the observation shows the spill weights, the clone is not. ``clone``:
+   the clone itself.
+   ES (mlgo_env.training.antithetic_es) over all the start's parameters: each round plays
+   --pairs mirrored perturbations on --batch-modules fit modules (the same modules for
+   every candidate of a round; fit modules with more than --max-decisions traced
+   decisions are left out to bound a round), scored by
    ``(1 - --total-weight) * mean per-module reward + --total-weight * total reduction``
    (the reward: 1 - policy cost / default cost, the environment's regalloc reward).
-   Every --check-every rounds, and at the end, the current point is scored on the check
-   modules.
-5. Selection on the check modules: the clone and the ES points against the default
-   (score 0) and the one-number policies (mlgo_env.training.regalloc_baselines). A learned
+   From an anchored start the perturbation scale is narrowed until perturbed starts stay
+   within twice --departures of the emulation. Every --check-every rounds, and at the
+   end, the current point is scored on the check modules.
+5. Selection on the check modules: the clone, the anchored start and the ES points
+   against the default (score 0), the emulation and the one-number policies
+   (mlgo_env.training.regalloc_baselines). A learned
    policy is chosen only when it beats all of them there; otherwise the best of the
    baselines is, and the log says so (when that is the default itself, which no policy file
    can express, the file holds the best-scoring policy-file candidate and its metadata
@@ -57,6 +65,7 @@ from ..cluster.trace import run_trace
 from ..cluster.tasks import evaluate_task
 from ..policies.policy import Policy, PolicyError, save_policy
 from ..trace_log import TraceError
+from . import regalloc_anchor as ra
 from . import regalloc_baselines as rbl
 from . import regalloc_cloning as rc
 from .antithetic_es import AntitheticES
@@ -80,6 +89,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--trace", help="reuse this default regalloc trace (its CSV beside it)")
     p.add_argument("--trace-sampling-rate", type=float, default=0.5)
     p.add_argument("--hidden", type=int, default=8, help="tanh hidden units")
+    p.add_argument("--start", choices=("emulation", "clone"), default="emulation",
+                   help="where ES starts: the clone anchored on the host's emulation of the "
+                        "default (departing from it on --departures of the traced "
+                        "decisions), or the clone alone")
+    p.add_argument("--departures", type=float, default=0.01,
+                   help="--start=emulation: the share of the fit modules' traced decisions "
+                        "on which the start departs from the emulation")
     p.add_argument("--clone-decisions", type=int, default=2000,
                    help="at most this many traced decisions per module for cloning")
     p.add_argument("--clone-steps", type=int, default=300, help="cloning: full-batch Adam steps")
@@ -90,7 +106,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--batch-modules", type=int, default=6, help="ES: modules per round")
     p.add_argument("--pairs", type=int, default=4, help="ES: mirrored pairs per round")
     p.add_argument("--sigma", type=float, default=0.05,
-                   help="ES: perturbation scale, relative to the clone's parameter RMS")
+                   help="ES: perturbation scale, relative to the clone's parameter RMS "
+                        "(--start=emulation: the largest halving of it that keeps perturbed "
+                        "starts within twice --departures of the emulation)")
     p.add_argument("--step", type=float, default=1.0,
                    help="ES: gradient step, in units of the perturbation scale")
     p.add_argument("--check-every", type=int, default=4,
@@ -221,15 +239,33 @@ class RegallocTrainer:
         save_policy(result.policy, self.args.output + ".clone.json")
         return result.policy
 
-    def reference(self, clone: Policy, check: list[str]) -> list[Candidate]:
-        """The default, the one-number policies and the clone on the check modules."""
-        named = rbl.one_number_policies() + [("clone", clone)]
+    def anchor(self, clone: Policy, fit: rc.Decisions, held: rc.Decisions) -> Policy:
+        """The clone anchored on the emulation (regalloc_anchor), departing from it on
+        --departures of the fit decisions; logs its agreement with the emulation on the
+        check modules' decisions."""
+        start, bonus = ra.anchored(clone, fit, self.args.departures)
+        held_agreement = rc.agreement(start, ra.with_emulation(held))
+        start.metadata["anchor_check_agreement"] = held_agreement
+        self.log(f"anchored on the emulation: bonus {bonus:.4f}, agrees with it on "
+                 f"{rc.agreement(start, ra.with_emulation(fit)):.2%} of the fit decisions and "
+                 f"{held_agreement:.2%} of the check modules' decisions")
+        return start
+
+    def reference(self, clone: Policy, start: Policy | None, check: list[str]
+                  ) -> list[Candidate]:
+        """The default, the one-number policies, the emulation, the clone and the ES start
+        (when not the clone) on the check modules."""
+        named = rbl.one_number_policies() + [("emulation", ra.emulation_policy()),
+                                             ("clone", clone)]
+        if start is not None:
+            named.append(("anchored start", start))
+        learned = {"clone", "anchored start"}
         table = self.play([p for _, p in named], check)
         out = [Candidate("default", None, 0.0,
                          ep.summarise(rbl.default_results(table[0])), False)]
         for (name, policy), results in zip(named, table):
             out.append(Candidate(name, policy, self.score(results), ep.summarise(results),
-                                 name == "clone"))
+                                 name in learned))
         for c in out:
             self.log_candidate(c)
         return out
@@ -241,11 +277,11 @@ class RegallocTrainer:
         self.history.append({"phase": "check", "name": c.name, "score": c.check, **s})
 
     def es(self, clone: Policy, search: list[str], check: list[str],
-           check_seconds: float) -> list[Candidate]:
-        """ES rounds until the budget (keeping time for a last check) or --rounds."""
+           check_seconds: float, scale: float) -> list[Candidate]:
+        """ES rounds from `clone` (the start) with perturbations of `scale` until the
+        budget (keeping time for a last check) or --rounds."""
         a = self.args
         theta0 = clone.flat()
-        scale = float(np.sqrt(np.mean(theta0 ** 2))) * a.sigma
         es = AntitheticES(theta0.copy(), scale, scale * a.step, a.pairs)
         found: list[Candidate] = []
         round_seconds = 0.0
@@ -295,10 +331,18 @@ class RegallocTrainer:
         self.log(f"cloning on {len(set(fit.modules))} training modules; ES on the {len(search)} "
                  f"of them with at most {a.max_decisions} decisions, check on {len(check)}")
         clone = self.clone(fit, held)
+        start = self.anchor(clone, fit, held) if a.start == "emulation" else None
         t = time.monotonic()
-        candidates = self.reference(clone, check)
-        check_seconds = (time.monotonic() - t) / 5
-        candidates += self.es(clone, search, check, check_seconds)
+        candidates = self.reference(clone, start, check)
+        check_seconds = (time.monotonic() - t) / (7 if start is not None else 6)
+        scale = float(np.sqrt(np.mean(clone.flat() ** 2))) * a.sigma
+        if start is not None:
+            scale = ra.calibrated_scale(start, ra.with_emulation(fit), scale, a.departures,
+                                        self.rng)
+            self.log(f"ES perturbation scale {scale:.5f} (calibrated: perturbed starts depart "
+                     f"from the emulation on at most {2 * a.departures:.1%} of the fit "
+                     "decisions on average)")
+        candidates += self.es(start or clone, search, check, check_seconds, scale)
         chosen, note = choose(candidates)
         self.log(note)
         return self.finish(chosen, note, train, val, search, check)

@@ -1,5 +1,5 @@
-//===- env/regalloc_default_policy.cc - default eviction on the host --------===//
-#include "mlgo/env/regalloc_default_policy.h"
+//===- policy/default_eviction.cc - default eviction on the host ------------===//
+#include "mlgo/policy/default_eviction.h"
 
 #include <array>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include <llvm/ADT/SmallVector.h>
 
-namespace mlgo::env {
+namespace mlgo::policy {
 namespace {
 
 /// The features, in EvictionColumns order.
@@ -156,16 +156,20 @@ int64_t chooseDefaultEviction(const EvictionColumns& c) {
   return chooseEviction({c.mask, c.isHint, c.isLocal, c.brokenHints, c.urgent, c.weight});
 }
 
-Result<DefaultEvictionPolicy> DefaultEvictionPolicy::create(const protocol::LogHeader& header) {
+Result<DefaultEvictionPolicy>
+DefaultEvictionPolicy::create(std::span<const protocol::TensorSpec> features) {
   DefaultEvictionPolicy policy;
   for (std::string_view name : kFeatureNames) {
-    auto index = header.featureIndex(name);
+    std::optional<size_t> index;
+    for (size_t i = 0; i < features.size() && !index; ++i)
+      if (features[i].name() == name)
+        index = i;
     if (!index)
       return makeError(ErrorCode::kUnsupported,
                        "the default eviction emulation needs feature '{}', which clang's header "
                        "lacks",
                        name);
-    const protocol::TensorSpec& spec = header.features[*index];
+    const protocol::TensorSpec& spec = features[*index];
     if (spec.elementCount() < 1 ||
         (policy.columns_ != 0 && spec.elementCount() != policy.columns_))
       return makeError(ErrorCode::kUnsupported,
@@ -236,4 +240,4 @@ int64_t DefaultEvictionPolicy::choose(std::span<const std::span<const std::byte>
       {integers[0], integers[1], integers[2], floats[0], floats[1], floats[2]});
 }
 
-} // namespace mlgo::env
+} // namespace mlgo::policy

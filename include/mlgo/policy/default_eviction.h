@@ -1,4 +1,4 @@
-//===- mlgo/env/regalloc_default_policy.h - default eviction on the host -*- C++ -*-===//
+//===- mlgo/policy/default_eviction.h - default eviction on the host -*- C++ -*-===//
 ///
 /// \file
 /// Stock clang-22 does not tell the host which live range its default
@@ -26,7 +26,7 @@
 ///    block, as the allocated range is.
 ///
 /// The default advisor's choice, as the emulation applies it (one rule per
-/// step, each unit-tested in regalloc_default_policy_test.cc):
+/// step, each unit-tested in default_eviction_test.cc):
 ///  1. legality: only columns with mask == 1 are considered;
 ///  2. weight: every interference must be lighter than the allocated range
 ///     (use_def_density[i] < use_def_density[last]; +infinity when the last
@@ -57,8 +57,8 @@
 /// Immutable and thread-safe.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_ENV_REGALLOC_DEFAULT_POLICY_H
-#define MLGO_ENV_REGALLOC_DEFAULT_POLICY_H
+#ifndef MLGO_POLICY_DEFAULT_EVICTION_H
+#define MLGO_POLICY_DEFAULT_EVICTION_H
 
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/result.h"
@@ -68,7 +68,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mlgo::env {
+namespace mlgo::policy {
 
 /// The emulation's name and version, as traces and `describe` report it.
 inline constexpr std::string_view kDefaultEvictionPolicyName = "host-emulation-v2";
@@ -94,7 +94,10 @@ public:
   /// kUnsupported naming the missing or misshapen feature when the header
   /// lacks one of mask, is_hint, is_local, nr_broken_hints, nr_urgent,
   /// use_def_density, or their element counts differ.
-  static Result<DefaultEvictionPolicy> create(const protocol::LogHeader& header);
+  static Result<DefaultEvictionPolicy> create(std::span<const protocol::TensorSpec> features);
+  static Result<DefaultEvictionPolicy> create(const protocol::LogHeader& header) {
+    return create(header.features);
+  }
 
   /// The decision for one observation (`tensors`: one view per header
   /// feature, sized as the header says).
@@ -117,6 +120,6 @@ private:
   size_t columns_ = 0;
 };
 
-} // namespace mlgo::env
+} // namespace mlgo::policy
 
-#endif // MLGO_ENV_REGALLOC_DEFAULT_POLICY_H
+#endif // MLGO_POLICY_DEFAULT_EVICTION_H
