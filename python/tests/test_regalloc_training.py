@@ -16,7 +16,7 @@ from mlgo_env.training import regalloc_anchor as ra
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
 from mlgo_env.training.antithetic_es import AntitheticES, centred_ranks
-from mlgo_env.training.regalloc_train import Candidate, choose
+from mlgo_env.training.regalloc_train import Candidate, RegallocTrainer, choose, parse_args
 
 from test_train import run_module
 
@@ -140,6 +140,34 @@ def test_the_perturbation_scale_is_narrowed_until_perturbed_starts_stay_near_the
                              with_em) for _ in range(12)]
     assert np.mean(away) <= 0.06         # twice the share, with room for the draws
     assert ra.calibrated_scale(start, with_em, scale / 4, 0.02, rng) == scale / 4
+
+
+def test_check_packages_are_only_checked_and_big_modules_may_check(monkeypatch):
+    modules = [f"{p}/m{i}.o" for p in ("a", "b", "c", "d") for i in range(6)]
+    counts = {m: (5000 if m.endswith("m0.o") else 10 + i) for i, m in enumerate(modules)}
+    rng = np.random.default_rng(5)
+    d = synthetic_decisions(rng, len(modules) * 3)
+    d = rc.Decisions(d.features, d.rows, d.mask, d.actions,
+                     [m for m in modules for _ in range(3)], counts)
+    monkeypatch.setattr(rc, "load_decisions", lambda *args, **kw: d)
+
+    def split(*options):
+        args = parse_args(["--problem=regalloc", "--corpus=x", "--output=o", "--minutes=1",
+                           "--check-modules=4", *options])
+        fit, held, _ = RegallocTrainer(args, None).split_decisions("trace", modules)
+        return set(fit.modules), set(held.modules)
+
+    fit, held = split("--check-packages=b,d")
+    assert len(held) == 4 and {m.split("/")[0] for m in held} <= {"b", "d"}
+    assert not any(m.startswith(("b/", "d/")) for m in fit)   # never cloned or searched
+    assert fit == {m for m in modules if m.startswith(("a/", "c/"))}
+    assert not any(m.endswith("m0.o") for m in held)          # 5000 > --max-decisions
+    _, held = split("--check-packages=b,d", "--check-modules=12", "--check-max-decisions=6000")
+    assert held == {m for m in modules if m.startswith(("b/", "d/"))}
+    fit, held = split()                                        # no packages: as before
+    assert len(held) == 4 and not fit & held and fit | held == set(modules)
+    with pytest.raises(ValueError, match="no training module of e"):
+        split("--check-packages=b,e")
 
 
 def test_antithetic_es_climbs_a_smooth_function():

@@ -9,8 +9,10 @@ trace, then antithetic ES on the static cost, chosen on held-out training module
 2. `mlgo-env trace --problem=regalloc` records the default's decisions (the host's emulation
    of clang's eviction advisor) on a sample of the corpus (--trace-sampling-rate; --trace
    reuses one). The training modules that decided anything are cut, by a seeded shuffle,
-   into *check* modules (--check-modules, among those with at most --max-decisions traced
-   decisions, to bound the time a check takes) and *fit* modules (the rest).
+   into *check* modules (--check-modules, among those with at most --check-max-decisions
+   traced decisions, to bound the time a check takes; with --check-packages only modules
+   of those packages check, and no module of them is fitted or searched) and *fit*
+   modules (the rest).
 3. Cloning (mlgo_env.training.regalloc_cloning): a per-candidate scoring network (every
    per-candidate feature and progress, standardised, --hidden tanh units, one logit per
    candidate) fitted by masked-softmax cross-entropy to the fit modules' decisions (at most
@@ -69,6 +71,7 @@ from . import regalloc_anchor as ra
 from . import regalloc_baselines as rbl
 from . import regalloc_cloning as rc
 from .antithetic_es import AntitheticES
+from .module_sets import package_of
 from .search import objective
 from .training_setup import (check_placement, env_factory, find_mlgo_env, scratch_dir,
                              split_modules)
@@ -103,6 +106,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="training modules held out of cloning and ES, to choose on")
     p.add_argument("--max-decisions", type=int, default=1500,
                    help="ES plays fit modules with at most this many traced decisions")
+    p.add_argument("--check-max-decisions", type=int, default=0,
+                   help="check modules have at most this many traced decisions (0: "
+                        "--max-decisions); hot modules are the big ones")
+    p.add_argument("--check-packages", default="",
+                   help="comma-separated packages (a module's first path component) whose "
+                        "modules are only used to check and select, never cloned or "
+                        "searched: selection then measures transfer to other packages")
     p.add_argument("--batch-modules", type=int, default=6, help="ES: modules per round")
     p.add_argument("--pairs", type=int, default=4, help="ES: mirrored pairs per round")
     p.add_argument("--sigma", type=float, default=0.05,
@@ -195,19 +205,35 @@ class RegallocTrainer:
 
     def split_decisions(self, trace: str, train: list[str]
                         ) -> tuple[rc.Decisions, rc.Decisions, dict[str, int]]:
-        """(fit decisions, check decisions, traced decisions per training module)."""
-        d = rc.load_decisions(trace, train, self.args.clone_decisions, self.rng)
+        """(fit decisions, check decisions, traced decisions per training module). Check
+        modules: traced training modules with at most --check-max-decisions decisions, of
+        --check-packages when given (whose modules are then never fitted or searched), a
+        seeded sample of --check-modules of them."""
+        a = self.args
+        d = rc.load_decisions(trace, train, a.clone_decisions, self.rng)
         counts = dict(d.counts)
-        deciding = sorted(m for m in train if 0 < counts.get(m, 0) <= self.args.max_decisions)
-        if len(deciding) < 3:
-            raise ValueError(f"the trace holds decisions of {len(deciding)} training "
-                             f"module(s) with at most --max-decisions={self.args.max_decisions}; "
-                             "at least 3 are needed (raise --trace-sampling-rate?)")
-        pick = np.random.default_rng([self.args.seed, 1])
-        order = [deciding[i] for i in pick.permutation(len(deciding))]
-        check = set(order[:max(1, min(self.args.check_modules, len(order) // 3))])
+        packages = {p for p in a.check_packages.split(",") if p}
+        unknown = packages - {package_of(m) for m in train}
+        if unknown:
+            raise ValueError(f"--check-packages: the corpus has no training module of "
+                             f"{', '.join(sorted(unknown))}")
+        limit = a.check_max_decisions or a.max_decisions
+        pool = sorted(m for m in train if 0 < counts.get(m, 0) <= limit
+                      and (not packages or package_of(m) in packages))
+        fitting = sorted(m for m in train if 0 < counts.get(m, 0) <= a.max_decisions
+                         and package_of(m) not in packages)
+        if (len(pool) < 1 or len(fitting) < 2) if packages else len(pool) < 3:
+            raise ValueError(f"the trace holds decisions of {len(pool)} training module(s) "
+                             f"that may check and {len(fitting)} that may be searched within "
+                             "the decision limits; at least 3 are needed, one of them to check "
+                             "(raise --trace-sampling-rate?)")
+        pick = np.random.default_rng([a.seed, 1])
+        order = [pool[i] for i in pick.permutation(len(pool))]
+        share = len(order) if packages else max(1, len(order) // 3)
+        check = set(order[:max(1, min(a.check_modules, share))])
         in_check = np.asarray([m in check for m in d.modules], dtype=bool)
-        return d.subset(~in_check), d.subset(in_check), counts
+        in_packages = np.asarray([package_of(m) in packages for m in d.modules], dtype=bool)
+        return d.subset(~in_check & ~in_packages), d.subset(in_check), counts
 
     def clone(self, fit: rc.Decisions, held: rc.Decisions) -> Policy:
         """Cloning on the fit modules' decisions: a fifth of those modules (seeded) choose
