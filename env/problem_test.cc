@@ -15,24 +15,8 @@ namespace mlgo::env {
 namespace {
 
 using protocol::ElementType;
+using testing::ObservationFixture;
 using ::testing::HasSubstr;
-
-/// An Observation viewing `bytes` split per `header`'s features.
-struct ObservationFixture {
-  ObservationFixture(const protocol::LogHeader& header, std::vector<std::byte> data)
-      : bytes(std::move(data)) {
-    size_t offset = 0;
-    for (const auto& spec : header.features) {
-      views.emplace_back(bytes.data() + offset, spec.byteSize());
-      offset += spec.byteSize();
-    }
-    observation.data = bytes;
-    observation.tensors = views;
-  }
-  std::vector<std::byte> bytes;
-  std::vector<std::span<const std::byte>> views;
-  Observation observation;
-};
 
 std::shared_ptr<const BoundProblem> bind(std::string_view name, const protocol::LogHeader& header,
                                          ProblemOptions options = {}) {

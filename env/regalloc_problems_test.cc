@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/problem.h"
+#include "testing/test_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,22 +19,7 @@ namespace mlgo::env {
 namespace {
 
 using ::testing::HasSubstr;
-
-/// An observation over `bytes`, one view per header feature.
-struct Fixture {
-  Fixture(const protocol::LogHeader& header, std::vector<std::byte> data) : bytes(std::move(data)) {
-    size_t offset = 0;
-    for (const auto& s : header.features) {
-      views.emplace_back(bytes.data() + offset, s.byteSize());
-      offset += s.byteSize();
-    }
-    observation.data = bytes;
-    observation.tensors = views;
-  }
-  std::vector<std::byte> bytes;
-  std::vector<std::span<const std::byte>> views;
-  Observation observation;
-};
+using testing::ObservationFixture;
 
 std::shared_ptr<const BoundProblem> bind(const protocol::LogHeader& header,
                                          const ProblemOptions& options) {
@@ -69,7 +55,7 @@ TEST(DefaultEvictionBindingTest, DefaultDecisionIsTheEmulationUnlessClangSendsIt
   ASSERT_TRUE(emulated);
   EXPECT_EQ(emulated->defaultDecisionSource(), "host-emulation-v2:default-eviction");
   std::array<float, 3> weights = {0.5f, 0.2f, 1.0f};
-  Fixture obs(emulated->header(), emulationObservation(weights, 0));
+  ObservationFixture obs(emulated->header(), emulationObservation(weights, 0));
   EXPECT_EQ(std::get<int64_t>(*emulated->defaultDecision(obs.observation)), 1);
   EXPECT_EQ(std::get<int64_t>(emulated->fallback(obs.observation)), 1);
 
@@ -86,7 +72,7 @@ TEST(DefaultEvictionBindingTest, DefaultDecisionIsTheEmulationUnlessClangSendsIt
   ASSERT_TRUE(clang);
   EXPECT_EQ(clang->defaultDecisionSource(), "clang-default:index_to_evict_default");
   EXPECT_EQ(clang->visibleFeatures().size(), 6u);
-  Fixture told(clang->header(), emulationObservation(weights, 2));
+  ObservationFixture told(clang->header(), emulationObservation(weights, 2));
   EXPECT_EQ(std::get<int64_t>(*clang->defaultDecision(told.observation)), 2);
   options.includeDefaultFeature = true;
   EXPECT_EQ(bind(withDefault, options)->visibleFeatures().size(), 7u);

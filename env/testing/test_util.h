@@ -23,6 +23,23 @@
 
 namespace mlgo::env::testing {
 
+/// An Observation viewing `bytes`, one view per feature of `header` in order.
+struct ObservationFixture {
+  ObservationFixture(const protocol::LogHeader& header, std::vector<std::byte> data)
+      : bytes(std::move(data)) {
+    size_t offset = 0;
+    for (const auto& spec : header.features) {
+      views.emplace_back(bytes.data() + offset, spec.byteSize());
+      offset += spec.byteSize();
+    }
+    observation.data = bytes;
+    observation.tensors = views;
+  }
+  std::vector<std::byte> bytes;
+  std::vector<std::span<const std::byte>> views;
+  Observation observation;
+};
+
 /// Open descriptors of this process (entries of /proc/self/fd).
 size_t openDescriptors();
 /// Live or unreaped child processes of this process.

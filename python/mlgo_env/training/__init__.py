@@ -12,6 +12,10 @@
   episode did gets its result without a compile);
 - flip_search.py: counterfactual single-decision flips; grouped_flips.py: every call
   site of one callee flipped together, and a greedy search accumulating such groups;
+- regalloc_train.py: the eviction trainer (``--problem=regalloc``), regalloc_args.py its
+  options; regalloc_cloning.py (cloning the default), regalloc_anchor.py (the clone
+  anchored on the host's emulation of the default), regalloc_baselines.py (its baselines);
+  antithetic_es.py the ES it runs;
 - train_report.py, training_setup.py: bookkeeping, and what trainer and evaluator share.
 
 The top layer of the package: it may import the env API (``mlgo_env``), its policies
