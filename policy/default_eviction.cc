@@ -160,10 +160,7 @@ Result<DefaultEvictionPolicy>
 DefaultEvictionPolicy::create(std::span<const protocol::TensorSpec> features) {
   DefaultEvictionPolicy policy;
   for (std::string_view name : kFeatureNames) {
-    std::optional<size_t> index;
-    for (size_t i = 0; i < features.size() && !index; ++i)
-      if (features[i].name() == name)
-        index = i;
+    auto index = protocol::featureIndex(features, name);
     if (!index)
       return makeError(ErrorCode::kUnsupported,
                        "the default eviction emulation needs feature '{}', which clang's header "

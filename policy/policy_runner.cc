@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy.h"
 
+#include "mlgo/protocol/training_log.h"
+
 #include <cmath>
 #include <limits>
 
@@ -45,12 +47,7 @@ double activate(Activation activation, double x) {
 
 Result<BoundPolicy> Policy::bind(std::span<const protocol::TensorSpec> specs) const {
   const Data& d = *data_;
-  auto find = [&](const std::string& name) -> std::optional<size_t> {
-    for (size_t i = 0; i < specs.size(); ++i)
-      if (specs[i].name() == name)
-        return i;
-    return std::nullopt;
-  };
+  auto find = [&](const std::string& name) { return protocol::featureIndex(specs, name); };
   auto missing = [&](const std::string& name) {
     return makeError(ErrorCode::kInvalidArgument,
                      "{}: the observation has no feature '{}' that the policy expects", d.where,

@@ -14,9 +14,9 @@ uint64_t LogHeader::observationBytes() const {
   return total;
 }
 
-std::optional<size_t> LogHeader::featureIndex(std::string_view name) const {
-  for (size_t i = 0; i < features.size(); ++i)
-    if (features[i].name() == name)
+std::optional<size_t> featureIndex(std::span<const TensorSpec> specs, std::string_view name) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name() == name)
       return i;
   return std::nullopt;
 }

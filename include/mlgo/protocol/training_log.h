@@ -69,6 +69,9 @@
 
 namespace mlgo::protocol {
 
+/// Index of the spec named `name` among `specs`, or nullopt.
+std::optional<size_t> featureIndex(std::span<const TensorSpec> specs, std::string_view name);
+
 /// The header line: feature specs, and the optional score and advice specs.
 struct LogHeader {
   std::vector<TensorSpec> features;
@@ -78,7 +81,9 @@ struct LogHeader {
   /// Sum of the features' byte sizes: the TENSORS part of one observation.
   uint64_t observationBytes() const;
   /// Index of the feature named `name`, or nullopt.
-  std::optional<size_t> featureIndex(std::string_view name) const;
+  std::optional<size_t> featureIndex(std::string_view name) const {
+    return protocol::featureIndex(features, name);
+  }
 
   /// Parses a header line (without its newline).
   static Result<LogHeader> fromJson(std::string_view json);

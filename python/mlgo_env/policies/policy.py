@@ -68,10 +68,11 @@ the lower index. One feature is the host's, not clang's: ``"host-emulation-v2"``
 name of the host's emulation of clang's default eviction advisor, version included) is 1
 for the candidate that emulation evicts and 0 for the others; a policy naming it can
 keep the emulation's choice and learn where to depart from it (Python takes it from
-``info["default_action"]``, the C++ runner computes it from the observation). Index 32 competes like any other candidate: clang clears ``mask[32]``
-when it must evict something (answering 32 then fails the compile), so the mask decides
-it too; when no candidate is allowed, the answer is the last index. There is no margin
-block in this form. Inlining policies stay versions 1 and 2; both versions are read.
+``info["default_action"]``, the C++ runner computes it from the observation). Index 32
+competes like any other candidate: clang clears ``mask[32]`` when it must evict something
+(answering 32 then fails the compile), so the mask decides it too; when no candidate is
+allowed, the answer is the last index. There is no margin block in this form. Inlining
+policies stay versions 1 and 2; both versions are read.
 
 Running a policy (:meth:`Policy.act`, and the C++ runner of ``mlgo-env launch`` and
 ``mlgo-env trace --policy``, ``include/mlgo/policy/policy.h``) is specified to the bit, so

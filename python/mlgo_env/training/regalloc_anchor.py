@@ -45,9 +45,8 @@ def emulation_policy() -> Policy:
 def departure_gaps(clone: Policy, d: rc.Decisions) -> np.ndarray:
     """Per decision: the largest clone logit among the allowed candidates other than the
     traced one, minus the traced one's (-inf when no other candidate is allowed)."""
-    n, c, _ = d.rows.shape
-    cols = [d.features.index(name) for name in clone.features]
-    logits = clone.logits(d.rows[:, :, cols].reshape(n * c, len(cols))).reshape(n, c)
+    n = len(d)
+    logits = rc.candidate_logits(clone, d)
     allowed = d.allowed & ~np.isnan(logits)
     own = logits[np.arange(n), d.actions]
     others = np.where(allowed, logits, -np.inf)

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Sequence
 
 from ..cluster import add_arguments as add_cluster_arguments
+from .train_args import add_run_arguments, add_trace_arguments
 
 
 def parse(argv: Sequence[str] | None, description: str | None) -> argparse.Namespace:
@@ -16,15 +16,7 @@ def parse(argv: Sequence[str] | None, description: str | None) -> argparse.Names
                                 description=description,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--problem", required=True, choices=("regalloc",))
-    p.add_argument("--corpus", required=True)
-    p.add_argument("--output", required=True, help="the policy JSON to write")
-    p.add_argument("--minutes", type=float, required=True, help="training budget")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
-    p.add_argument("--remote", help="unix:PATH or HOST:PORT of an mlgo-env server")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--validation-share", type=float, default=0.2)
-    p.add_argument("--trace", help="reuse this default regalloc trace (its CSV beside it)")
-    p.add_argument("--trace-sampling-rate", type=float, default=0.5)
+    add_run_arguments(p)
     p.add_argument("--hidden", type=int, default=8, help="tanh hidden units")
     p.add_argument("--start", choices=("emulation", "clone"), default="emulation",
                    help="where ES starts: the clone anchored on the host's emulation of the "
@@ -64,10 +56,7 @@ def parse(argv: Sequence[str] | None, description: str | None) -> argparse.Names
                    help="stop ES after this many rounds (0: when the budget ends)")
     p.add_argument("--no-validation", action="store_true",
                    help="do not play the chosen policy on the validation modules")
-    p.add_argument("--cache-dir")
-    p.add_argument("--temp-dir", help="compilers' scratch directory (default /dev/shm if "
-                                      "writable)")
-    p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
+    add_trace_arguments(p)
     add_cluster_arguments(p)
     p.add_argument("--quiet", action="store_true")
     return p.parse_args(argv)

@@ -138,13 +138,20 @@ def policy_of(features: Sequence[str], mean: np.ndarray, std: np.ndarray, w1: np
                   "argmax-masked", MASK)
 
 
-def choices(policy: Policy, d: Decisions) -> np.ndarray:
-    """The policy's answer to every decision (vectorised: numpy's tanh, see the policy
-    module on the last bit): the allowed candidate with the largest logit, NaN as
-    -infinity, ties to the lower index, the last index when none is allowed."""
-    n, c, f = d.rows.shape
+def candidate_logits(policy: Policy, d: Decisions) -> np.ndarray:
+    """The policy's logit for every candidate of every decision, [n, candidates]
+    (vectorised: numpy's tanh, see the policy module on the last bit)."""
+    n, c, _ = d.rows.shape
     cols = [d.features.index(name) for name in policy.features]
-    logits = policy.logits(d.rows[:, :, cols].reshape(n * c, len(cols))).reshape(n, c)
+    return policy.logits(d.rows[:, :, cols].reshape(n * c, len(cols))).reshape(n, c)
+
+
+def choices(policy: Policy, d: Decisions) -> np.ndarray:
+    """The policy's answer to every decision (candidate_logits): the allowed candidate
+    with the largest logit, NaN as -infinity, ties to the lower index, the last index when
+    none is allowed."""
+    c = d.rows.shape[1]
+    logits = candidate_logits(policy, d)
     scored = np.where(d.mask & ~np.isnan(logits), logits, -np.inf)
     # argmax takes the first maximum: ties (and all -inf among allowed) go to the lower
     # allowed index, as the runner does.

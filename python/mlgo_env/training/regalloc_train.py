@@ -208,17 +208,25 @@ class RegallocTrainer:
         save_policy(result.policy, self.args.output + ".clone.json")
         return result.policy
 
-    def anchor(self, clone: Policy, fit: rc.Decisions, held: rc.Decisions) -> Policy:
+    def anchor(self, clone: Policy, fit: rc.Decisions, held: rc.Decisions,
+               scale: float) -> tuple[Policy, float]:
         """The clone anchored on the emulation (regalloc_anchor), departing from it on
-        --departures of the fit decisions; logs its agreement with the emulation on the
+        --departures of the fit decisions, and its ES perturbation scale (`scale` narrowed
+        by ra.calibrated_scale); logs its agreement with the emulation on the fit and the
         check modules' decisions."""
-        start, bonus = ra.anchored(clone, fit, self.args.departures)
+        a = self.args
+        start, bonus = ra.anchored(clone, fit, a.departures)
+        fit = ra.with_emulation(fit)   # one copy of the fit rows, for both uses below
         held_agreement = rc.agreement(start, ra.with_emulation(held))
         start.metadata["anchor_check_agreement"] = held_agreement
         self.log(f"anchored on the emulation: bonus {bonus:.4f}, agrees with it on "
-                 f"{rc.agreement(start, ra.with_emulation(fit)):.2%} of the fit decisions and "
+                 f"{rc.agreement(start, fit):.2%} of the fit decisions and "
                  f"{held_agreement:.2%} of the check modules' decisions")
-        return start
+        scale = ra.calibrated_scale(start, fit, scale, a.departures, self.rng)
+        self.log(f"ES perturbation scale {scale:.5f} (calibrated: perturbed starts depart "
+                 f"from the emulation on at most {2 * a.departures:.1%} of the fit decisions "
+                 "on average)")
+        return start, scale
 
     def reference(self, clone: Policy, start: Policy | None, check: list[str]
                   ) -> list[Candidate]:
@@ -300,17 +308,14 @@ class RegallocTrainer:
         self.log(f"cloning on {len(set(fit.modules))} training modules; ES on the {len(search)} "
                  f"of them with at most {a.max_decisions} decisions, check on {len(check)}")
         clone = self.clone(fit, held)
-        start = self.anchor(clone, fit, held) if a.start == "emulation" else None
+        scale = float(np.sqrt(np.mean(clone.flat() ** 2))) * a.sigma
+        start = None
+        if a.start == "emulation":
+            start, scale = self.anchor(clone, fit, held, scale)
         t = time.monotonic()
         candidates = self.reference(clone, start, check)
-        check_seconds = (time.monotonic() - t) / (7 if start is not None else 6)
-        scale = float(np.sqrt(np.mean(clone.flat() ** 2))) * a.sigma
-        if start is not None:
-            scale = ra.calibrated_scale(start, ra.with_emulation(fit), scale, a.departures,
-                                        self.rng)
-            self.log(f"ES perturbation scale {scale:.5f} (calibrated: perturbed starts depart "
-                     f"from the emulation on at most {2 * a.departures:.1%} of the fit "
-                     "decisions on average)")
+        # every candidate but the default played the check modules once
+        check_seconds = (time.monotonic() - t) / (len(candidates) - 1)
         candidates += self.es(start or clone, search, check, check_seconds, scale)
         chosen, note = choose(candidates)
         self.log(note)

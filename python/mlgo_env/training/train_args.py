@@ -15,10 +15,9 @@ CLASSIFIER_RATES = "0.001,0.0025,0.005,0.01,0.02"
 IMITATION_RATES = "0.005,0.01,0.02,0.04,0.08"
 
 
-def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m mlgo_env.train", description=description,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--problem", required=True)
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """What every trainer (inlining, regalloc) is told first: the corpus, the policy file
+    to write, the budget, the workers, the seed and the validation split."""
     p.add_argument("--corpus", required=True)
     p.add_argument("--output", required=True, help="the policy JSON to write")
     p.add_argument("--minutes", type=float, required=True, help="training budget")
@@ -26,6 +25,23 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--remote", help="unix:PATH or HOST:PORT of an mlgo-env server")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--validation-share", type=float, default=0.2)
+
+
+def add_trace_arguments(p: argparse.ArgumentParser) -> None:
+    """Every trainer's default trace, caches and scratch space."""
+    p.add_argument("--trace", help="reuse this default trace (its CSV beside it)")
+    p.add_argument("--trace-sampling-rate", type=float, default=0.5)
+    p.add_argument("--cache-dir")
+    p.add_argument("--temp-dir", help="compilers' scratch directory (default /dev/shm if "
+                                      "writable)")
+    p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
+
+
+def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.train", description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", required=True)
+    add_run_arguments(p)
     p.add_argument("--shape", default=",".join(DEFAULT_SHAPE),
                    help="comma-separated shape features of the margin policy")
     p.add_argument("--no-anchor", dest="anchor", action="store_false",
@@ -112,12 +128,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--report-seconds", type=float, default=15.0,
                    help="progress line and checkpoint at most this often (and at each new "
                         "incumbent)")
-    p.add_argument("--trace", help="reuse this default trace (its CSV beside it)")
-    p.add_argument("--trace-sampling-rate", type=float, default=0.5)
-    p.add_argument("--cache-dir")
-    p.add_argument("--temp-dir", help="compilers' scratch directory (default /dev/shm if "
-                                      "writable)")
-    p.add_argument("--mlgo-env", help="the mlgo-env executable (for the trace)")
+    add_trace_arguments(p)
     p.add_argument("--resume", action="store_true", help="continue from OUTPUT.ckpt.npz")
     p.add_argument("--rounds", type=int, default=0,
                    help="stop the search after this many rounds (0: when the budget ends)")
