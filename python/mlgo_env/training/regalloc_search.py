@@ -1,0 +1,219 @@
+"""Greedy search of eviction departures from the default's emulation, per function.
+
+Register allocation runs function by function, and a function's static spill/reload cost
+depends only on the decisions made for it. So one episode can test one departure in
+*every* function of a module at once: each function's score (``info["contexts"]`` on the
+final step) tells whether its own departure helped. The search keeps, per function, an
+incumbent trajectory (the actions played, at first the emulation's,
+``info["default_action"]``) and a queue of trials ``(step, column)`` in step order. A trial
+replays the incumbent up to ``step`` (the compiler is deterministic, so the states are
+the incumbent's), evicts ``column`` there, then follows the emulation. A trial that lowers
+the function's score becomes the incumbent, and the queue is rebuilt from its later steps;
+so an incumbent is always "the emulation with departures at increasing steps".
+
+Which columns a step tries (at most ``alternatives`` of them): the legal ones (mask 1) other
+than the incumbent's, never a NaN column (an unspillable interference); "evict nothing"
+(the last column) first, then by an estimate of the interference's spill weight,
+lightest first: the freq-weighted reads, writes and read-writes over the live-range size.
+That estimate matters on poisoned steps, where ``use_def_density`` reads 0 everywhere
+(docs/regalloc.md), and elsewhere ``use_def_density`` orders the rest.
+
+What it is: a per-module ceiling for policies that depart from the default's emulation
+(decisions fitted to each function, not a policy), and a lower bound of the true ceiling
+(greedy, one departure at a time, a capped set of columns). Not thread-safe: one thread
+at a time drives a `ModuleSearch`, through an environment no other thread is using.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..policies.policy import EMULATION_FEATURE
+from . import regalloc_cloning as rc
+
+#: relative improvement a trial must make to be kept (scores are sums of doubles)
+TOLERANCE = 1e-9
+
+
+def ranked_columns(obs: dict[str, np.ndarray], played: int, alternatives: int) -> list[int]:
+    """The columns a trial at this step tries, in order (see the module's docstring)."""
+    mask = obs["mask"].reshape(-1)
+    weight = obs["use_def_density"].reshape(-1).astype(np.float64)
+    last = mask.size - 1
+    legal = [int(c) for c in np.flatnonzero(mask == 1) if c != played and not np.isnan(weight[c])]
+    if not legal:
+        return []
+    uses = sum(obs[f].reshape(-1).astype(np.float64) for f in (
+        "weighed_reads_by_max", "weighed_writes_by_max", "weighed_read_writes_by_max"))
+    size = np.maximum(obs["liverange_size"].reshape(-1).astype(np.float64), 1e-9)
+    estimate = uses / size
+    order = sorted((c for c in legal if c != last),
+                   key=lambda c: (weight[c], estimate[c], c))
+    return ([last] if last in legal else []) + order[:max(alternatives - (last in legal), 0)]
+
+
+@dataclass
+class Trajectory:
+    """One function's decisions in one episode: the actions, the trials each step offers,
+    and with `ModuleSearch(features=...)` each step's candidate rows, mask and the
+    emulation's choice (what imitation learns from)."""
+    actions: list[int] = field(default_factory=list)
+    columns: list[list[int]] = field(default_factory=list)
+    poisoned: list[bool] = field(default_factory=list)
+    rows: list[np.ndarray] = field(default_factory=list)
+    masks: list[np.ndarray] = field(default_factory=list)
+    emulation: list[int] = field(default_factory=list)
+
+
+def is_poisoned(obs: dict[str, np.ndarray]) -> bool:
+    """The own range is spillable and a legal column reads NaN: the step shows no weights."""
+    mask, weight = obs["mask"].reshape(-1), obs["use_def_density"].reshape(-1)
+    return bool(mask[-1] == 1 and np.isnan(weight[:-1][mask[:-1] == 1]).any())
+
+
+@dataclass
+class FunctionSearch:
+    name: str
+    default: float
+    best: float
+    incumbent: Trajectory
+    queue: list[tuple[int, int]]
+    kept: int = 0
+    tried: int = 0
+    #: step -> how much the incumbent's departure there lowered the function's score
+    gains: dict[int, float] = field(default_factory=dict)
+
+    def requeue(self, after: int, poisoned_only: bool) -> None:
+        """The trials of the incumbent's steps after `after`, in step order."""
+        t = self.incumbent
+        self.queue = [(j, c) for j in range(after + 1, len(t.actions))
+                      if t.poisoned[j] or not poisoned_only for c in t.columns[j]]
+        self.queue.reverse()  # popped from the end
+
+
+class ModuleSearch:
+    """The search of one module; each call plays through the environment it is given
+    (``mlgo_env.make("regalloc")`` on the module's corpus)."""
+
+    def __init__(self, env: Any, module: str, alternatives: int = 2,
+                 poisoned_only: bool = False, features: Sequence[str] | None = None) -> None:
+        """Plays the emulation once. `features`: record these per-candidate features of
+        every step (float32 [33, len(features)] per step; one value broadcasts)."""
+        self.module, self.features = module, list(features) if features else None
+        self.alternatives, self.poisoned_only = alternatives, poisoned_only
+        self.episodes = 0
+        self.functions: dict[str, FunctionSearch] = {}
+        scores, played = self._play(env, {})
+        self.emulation = sum(s for s, _ in scores.values())
+        self.default = sum(d for _, d in scores.values())
+        for name, (score, default) in scores.items():
+            t = played.get(name, Trajectory())
+            f = FunctionSearch(name, default, score, t, [])
+            f.requeue(-1, poisoned_only)
+            self.functions[name] = f
+
+    @property
+    def best(self) -> float:
+        return sum(f.best for f in self.functions.values())
+
+    def done(self) -> bool:
+        return not any(f.queue for f in self.functions.values())
+
+    def step(self, env: Any) -> int:
+        """Plays one episode trying the next trial of every function with one left; returns
+        how many departures it kept."""
+        plan = {f.name: f.queue.pop() for f in self.functions.values() if f.queue}
+        scores, played = self._play(env, plan)
+        kept = 0
+        for name, (step, _) in plan.items():
+            f = self.functions[name]
+            f.tried += 1
+            score = scores.get(name, (0.0, f.default))[0]
+            if score < f.best - TOLERANCE * max(1.0, abs(f.best)):
+                f.gains = {j: g for j, g in f.gains.items() if j < step}
+                f.gains[step] = f.best - score
+                f.best, f.incumbent = score, played[name]
+                f.kept += 1
+                kept += 1
+                f.requeue(step, self.poisoned_only)
+        return kept
+
+    def _play(self, env: Any, plan: dict[str, tuple[int, int]]
+              ) -> tuple[dict[str, tuple[float, float]], dict[str, Trajectory]]:
+        """One episode: per function, the incumbent up to its planned step, the planned
+        column there, the emulation after. Returns per-function (score, default score) and
+        what each function played."""
+        obs, info = env.reset(options={"module": self.module})
+        played: dict[str, Trajectory] = {}
+        while obs is not None:
+            name = info["context"]
+            t = played.setdefault(name, Trajectory())
+            j = len(t.actions)
+            action = self._action(name, j, plan.get(name), obs, info)
+            t.actions.append(action)
+            t.columns.append(ranked_columns(obs, action, self.alternatives))
+            t.poisoned.append(is_poisoned(obs))
+            if self.features:
+                mask = obs["mask"].reshape(-1)
+                row = np.empty((mask.size, len(self.features)), dtype=np.float32)
+                for k, feature in enumerate(self.features):
+                    row[:, k] = obs[feature].reshape(-1)
+                t.rows.append(row)
+                t.masks.append(mask == 1)
+                t.emulation.append(int(info["default_action"]))
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        self.episodes += 1
+        scores = {c["name"]: (float(c["policy_score"]), float(c.get("default_score") or 0.0))
+                  for c in info.get("contexts", [])}
+        for name in played:
+            scores.setdefault(name, (0.0, 0.0))
+        return scores, played
+
+    def _action(self, name: str, j: int, trial: tuple[int, int] | None,
+                obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
+        f = self.functions.get(name)
+        if trial is not None and j == trial[0]:
+            return trial[1]
+        if f is not None and j < len(f.incumbent.actions) and (trial is None or j < trial[0]):
+            action = f.incumbent.actions[j]
+            if obs["mask"].reshape(-1)[action] == 1:
+                return action
+        return int(info["default_action"])
+
+
+def decisions(searches: Sequence[ModuleSearch]) -> tuple[rc.Decisions, np.ndarray]:
+    """Every step of the searches' incumbents as a decision to imitate (searches made with
+    `features`): the rows with EMULATION_FEATURE appended (1 at the emulation's choice in
+    that state), the incumbent's action as the answer; and per decision the gain of its
+    departure as a share of its module's default score (0 where it follows the
+    emulation). Steps whose answer is not allowed (a NaN row) are dropped, as cloning
+    drops them."""
+    features = searches[0].features if searches else None
+    if not features:
+        raise ValueError("the searches recorded no features")
+    rows, masks, actions, modules, gains = [], [], [], [], []
+    for s in searches:
+        for f in s.functions.values():
+            t = f.incumbent
+            for j, (row, mask, emulated, action) in enumerate(
+                    zip(t.rows, t.masks, t.emulation, t.actions)):
+                gains.append(f.gains.get(j, 0.0) / s.default if s.default else 0.0)
+                column = np.zeros((row.shape[0], 1), dtype=np.float32)
+                column[emulated, 0] = 1.0
+                rows.append(np.concatenate([row, column], axis=1))
+                masks.append(mask)
+                actions.append(action)
+                modules.append(s.module)
+    names = list(features) + [EMULATION_FEATURE]
+    if not rows:
+        return rc.Decisions(names, np.zeros((0, 33, len(names)), np.float32),
+                            np.zeros((0, 33), bool), np.zeros(0, np.int64), [], {}), np.zeros(0)
+    d = rc.Decisions(names, np.stack(rows), np.stack(masks), np.asarray(actions, np.int64),
+                     modules, {})
+    keep = d.allowed[np.arange(len(d)), d.actions]
+    return d.subset(keep), np.asarray(gains)[keep]

@@ -1,0 +1,195 @@
+"""The per-function search of eviction departures (mlgo_env.training.regalloc_search): its
+own logic against a scripted environment, and its premise with the real clang-22 (an
+incumbent's actions, replayed, give the same per-function scores)."""
+
+import importlib.util
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mlgo_env import episodes as ep
+from mlgo_env.policies.policy import EMULATION_FEATURE
+from mlgo_env.training import regalloc_cloning as rc
+from mlgo_env.training import regalloc_search as rs
+from mlgo_env.training.training_setup import env_factory
+
+from test_regalloc_training import demo_o2
+
+LEGAL = (0, 1, 32)
+
+
+def scripted_observation():
+    obs = {name: np.zeros((1, 33), np.float32) for name in rc.FEATURES}
+    obs["progress"] = np.array([0.5], np.float32)
+    mask = np.zeros((1, 33), np.int64)
+    mask[0, list(LEGAL)] = 1
+    obs["mask"] = mask
+    obs["use_def_density"][0, [0, 1, 32]] = [0.1, 0.2, 0.3]
+    obs["liverange_size"][:] = 1.0
+    return obs
+
+
+class ScriptedEnv:
+    """Two functions of four steps each; the emulation evicts nothing (32). Function f costs
+    10, 3 less when step 1 evicts column 0 and 1 less when step 2 evicts column 1; g always
+    costs 5. Records every episode's actions."""
+
+    STEPS = 4
+
+    def __init__(self):
+        self.episodes = []
+
+    def reset(self, options=None):
+        self.actions = []
+        self.episodes.append(self.actions)
+        return scripted_observation(), self._info()
+
+    def _info(self):
+        k = len(self.actions)
+        return {"context": "f" if k < self.STEPS else "g", "default_action": 32}
+
+    def step(self, action):
+        assert action in LEGAL
+        self.actions.append(action)
+        if len(self.actions) < 2 * self.STEPS:
+            return scripted_observation(), 0.0, False, False, self._info()
+        f = self.actions[:self.STEPS]
+        cost = 10.0 - 3.0 * (f[1] == 0) - 1.0 * (f[2] == 1)
+        contexts = [{"name": "f", "policy_score": cost, "default_score": 9.0},
+                    {"name": "g", "policy_score": 5.0, "default_score": 5.0}]
+        return None, 0.0, True, False, {"contexts": contexts}
+
+
+def test_the_search_keeps_departures_that_lower_their_function_and_plays_functions_at_once():
+    env = ScriptedEnv()
+    search = rs.ModuleSearch(env, "m", alternatives=2, features=rc.FEATURES)
+    assert (search.emulation, search.default) == (15.0, 14.0)
+    while not search.done():
+        search.step(env)
+    f, g = search.functions["f"], search.functions["g"]
+    assert f.incumbent.actions == [32, 0, 1, 32] and f.best == 6.0 and f.kept == 2
+    assert g.incumbent.actions == [32] * 4 and g.best == 5.0 and g.kept == 0
+    # f tries (0, 0), (0, 1), keeps (1, 0); tries (2, 0), keeps (2, 1); tries step 3's two.
+    assert (f.tried, g.tried) == (7, 8)
+    # One episode tries a departure in both functions: the start + g's 8 trials.
+    assert search.episodes == len(env.episodes) == 9
+    # A trial replays the incumbent before its step and follows the emulation after it.
+    assert env.episodes[4][:4] == [32, 0, 0, 32]
+    assert search.best == 11.0
+    assert f.gains == {1: 3.0, 2: 1.0} and g.gains == {}
+    d, gains = rs.decisions([search])
+    assert list(gains) == [0.0, 3.0 / 14.0, 1.0 / 14.0, 0.0] + [0.0] * 4
+    assert len(d) == 8 and d.features[-1] == EMULATION_FEATURE
+    assert list(d.actions) == [32, 0, 1, 32] + [32] * 4
+    assert (d.rows[:, 32, -1] == 1).all() and d.rows[:, :32, -1].sum() == 0
+
+
+def test_columns_tried_are_legal_lightest_first_and_never_unspillable():
+    obs = scripted_observation()
+    assert rs.ranked_columns(obs, 32, 2) == [0, 1]
+    assert rs.ranked_columns(obs, 0, 2) == [32, 1]
+    obs["use_def_density"][0, 1] = np.nan              # an unspillable interference
+    assert rs.ranked_columns(obs, 32, 2) == [0]
+    assert rs.is_poisoned(obs)
+
+
+def test_an_incumbent_replays_to_its_scores_with_the_real_clang(tmp_path):
+    _, corpus = demo_o2()
+    make = env_factory("regalloc", corpus, None, str(tmp_path / "cache"))
+    env = make()
+    try:
+        names = ep.corpus_modules(corpus)
+        search = next(s for s in (rs.ModuleSearch(env, n) for n in names)
+                      if sum(len(f.queue) for f in s.functions.values()) >= 4)
+        for _ in range(6):
+            if not search.done():
+                search.step(env)
+        assert search.best <= search.emulation
+        scores, played = search._play(env, {})
+        for name, f in search.functions.items():
+            assert scores[name][0] == f.best, name
+            assert played.get(name, rs.Trajectory()).actions == f.incumbent.actions
+    finally:
+        env.close()
+
+
+def load_script(name):
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def decisions_file(tmp_path, learnable):
+    """Decisions of four packages: column 0, 1 .. 4 and 32 legal, the emulation evicting
+    nothing (32); 10% depart to column 0, where column 0's nr_urgent reads 1 (learnable) or
+    at random steps (nr_urgent then 1 at random ones)."""
+    rng = np.random.default_rng(0)
+    n, f = 1200, len(rc.FEATURES)
+    rows = rng.normal(0, 0.1, (n, 33, f + 1)).astype(np.float32)
+    rows[:, :, -1] = 0.0
+    rows[:, 32, -1] = 1.0
+    mask = np.zeros((n, 33), bool)
+    mask[:, [0, 1, 2, 3, 4, 32]] = True
+    departs = rng.random(n) < 0.1
+    marked = departs if learnable else rng.random(n) < 0.1
+    rows[:, 0, rc.FEATURES.index("nr_urgent")] = marked.astype(np.float32)
+    actions = np.where(departs, 0, 32)
+    modules = [f"pkg{i % 4}/m{i % 40}.o" for i in range(n)]
+    path = tmp_path / f"decisions-{learnable}.npz"
+    np.savez_compressed(path, rows=rows, mask=mask, actions=actions,
+                        modules=np.asarray(modules),
+                        features=np.asarray(list(rc.FEATURES) + [EMULATION_FEATURE]),
+                        gains=np.where(departs, 0.02, 0.0))
+    return str(path)
+
+
+def test_the_label_fit_tells_departures_a_feature_decides_from_random_ones(tmp_path):
+    fit = load_script("regalloc_label_fit")
+    results = {}
+    for learnable in (True, False):
+        d = fit.load(decisions_file(tmp_path, learnable), 0.0)
+        _, held = fit.cross_fit(d, 4, 3, 8, 200, 0)
+        searched, network, right = held[:3]
+        assert searched == pytest.approx(0.1 * len(d), rel=0.25)
+        results[learnable] = (right / max(network, 1), right / searched)
+    assert results[True][0] >= 0.8 and results[True][1] >= 0.8, results
+    assert results[False][0] <= 0.3, results
+    # Departures below --min-gain count as following the emulation.
+    d = fit.load(decisions_file(tmp_path, True), 0.05)
+    assert (d.actions == 32).all()
+
+
+def test_the_ceiling_script_searches_and_writes_decisions(tmp_path):
+    exe, corpus = demo_o2()
+    out = tmp_path / "d.npz"
+    proc = run_module_script("regalloc_ceiling", f"--corpus={corpus}", "--modules=5",
+                             "--minutes=0.1", "--workers=1", f"--decisions={out}",
+                             f"--cache-dir={tmp_path / 'cache'}")
+    lines = proc.stdout.splitlines()
+    totals = {}
+    for line in lines:
+        m = re.match(r"^  (clang's default|emulation \(start\)|search ceiling)\s+total\s+"
+                     r"([\d.]+), change ([+-]\d+\.\d\d)%, mean per-module reward", line)
+        if m:
+            totals[m.group(1)] = float(m.group(2))
+    assert set(totals) == {"clang's default", "emulation (start)", "search ceiling"}, lines
+    assert totals["search ceiling"] <= totals["emulation (start)"]
+    z = np.load(out)
+    n = z["actions"].size
+    assert n > 0 and z["rows"].shape == (n, 33, len(rc.FEATURES) + 1)
+    assert z["gains"].shape == (n,) and (z["gains"] >= 0).all()
+    assert re.search(rf"^{n} decisions written to ", proc.stdout, re.M)
+
+
+def run_module_script(name, *args):
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    proc = subprocess.run([sys.executable, str(script), *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
