@@ -61,7 +61,13 @@ class Searches:
             elif search is None:
                 return
             else:
-                kept = search.step(env)
+                try:
+                    kept = search.step(env)
+                except Exception as e:  # the module's search ends; its incumbents stand
+                    search.abandon()
+                    kept = 0
+                    with self.lock:
+                        self.failed.append(f"{search.module} (searching, stopped): {e}")
                 with self.lock:
                     self.busy.discard(id(search))
                     self.played, self.kept = self.played + 1, self.kept + kept

@@ -40,8 +40,9 @@ class ScriptedEnv:
 
     STEPS = 4
 
-    def __init__(self):
+    def __init__(self, truncate_episode=None):
         self.episodes = []
+        self.truncate_episode = truncate_episode
 
     def reset(self, options=None):
         self.actions = []
@@ -55,6 +56,8 @@ class ScriptedEnv:
     def step(self, action):
         assert action in LEGAL
         self.actions.append(action)
+        if len(self.episodes) == self.truncate_episode and len(self.actions) == 3:
+            return scripted_observation(), 0.0, False, True, {}
         if len(self.actions) < 2 * self.STEPS:
             return scripted_observation(), 0.0, False, False, self._info()
         f = self.actions[:self.STEPS]
@@ -86,6 +89,17 @@ def test_the_search_keeps_departures_that_lower_their_function_and_plays_functio
     assert len(d) == 8 and d.features[-1] == EMULATION_FEATURE
     assert list(d.actions) == [32, 0, 1, 32] + [32] * 4
     assert (d.rows[:, 32, -1] == 1).all() and d.rows[:, :32, -1].sum() == 0
+
+
+def test_an_episode_cut_short_raises_and_keeps_the_incumbents():
+    env = ScriptedEnv(truncate_episode=2)
+    search = rs.ModuleSearch(env, "m", alternatives=2)
+    with pytest.raises(RuntimeError, match="m: the episode was cut short"):
+        search.step(env)
+    f = search.functions["f"]
+    assert f.best == 10.0 and f.incumbent.actions == [32] * 4 and f.kept == 0
+    search.abandon()
+    assert search.done()
 
 
 def test_columns_tried_are_legal_lightest_first_and_never_unspillable():

@@ -100,8 +100,9 @@ class ModuleSearch:
 
     def __init__(self, env: Any, module: str, alternatives: int = 2,
                  poisoned_only: bool = False, features: Sequence[str] | None = None) -> None:
-        """Plays the emulation once. `features`: record these per-candidate features of
-        every step (float32 [33, len(features)] per step; one value broadcasts)."""
+        """Plays the emulation once (raising as `step` does). `features`: record these
+        per-candidate features of every step (float32 [33, len(features)] per step; one
+        value broadcasts)."""
         self.module, self.features = module, list(features) if features else None
         self.alternatives, self.poisoned_only = alternatives, poisoned_only
         self.episodes = 0
@@ -122,9 +123,16 @@ class ModuleSearch:
     def done(self) -> bool:
         return not any(f.queue for f in self.functions.values())
 
+    def abandon(self) -> None:
+        """Drops every trial left (after an episode failed: the module is done)."""
+        for f in self.functions.values():
+            f.queue = []
+
     def step(self, env: Any) -> int:
         """Plays one episode trying the next trial of every function with one left; returns
-        how many departures it kept."""
+        how many departures it kept. Raises what the environment raises for a failed
+        episode, and RuntimeError for one cut short; the incumbents are unchanged then
+        (the trials played are lost)."""
         plan = {f.name: f.queue.pop() for f in self.functions.values() if f.queue}
         scores, played = self._play(env, plan)
         kept = 0
@@ -165,9 +173,14 @@ class ModuleSearch:
                 t.masks.append(mask == 1)
                 t.emulation.append(int(info["default_action"]))
             obs, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
+            if truncated:
+                raise RuntimeError(f"{self.module}: the episode was cut short (truncated) "
+                                   "before clang reported its functions' scores")
+            if terminated:
                 break
         self.episodes += 1
+        if "contexts" not in info:
+            raise RuntimeError(f"{self.module}: the final step reported no per-function scores")
         scores = {c["name"]: (float(c["policy_score"]), float(c.get("default_score") or 0.0))
                   for c in info.get("contexts", [])}
         for name in played:
