@@ -20,8 +20,15 @@ That estimate matters on poisoned steps, where ``use_def_density`` reads 0 every
 
 What it is: a per-module ceiling for policies that depart from the default's emulation
 (decisions fitted to each function, not a policy), and a lower bound of the true ceiling
-(greedy, one departure at a time, a capped set of columns). Not thread-safe: one thread
-at a time drives a `ModuleSearch`, through an environment no other thread is using.
+(greedy, one departure at a time, a capped set of columns).
+
+Memory: per step of each function's incumbent, its trials (a few ints); with `features`,
+also its candidate rows (33 x features float32: 2.6 KB for the cloning network's 20), so
+a module's search holds about 2.7 KB per eviction decision it makes (while an episode
+plays, its own trajectories too).
+
+Not thread-safe: one thread at a time drives a `ModuleSearch`, through an environment no
+other thread is using.
 """
 
 from __future__ import annotations
