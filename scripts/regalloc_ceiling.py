@@ -99,6 +99,12 @@ class Searches:
                     sum(s.best for s in self.searches))
 
 
+def change(cost: float, default: float) -> str:
+    """The change against clang's default, as a percentage ("no cost" when the default has
+    none: a module without spills)."""
+    return f"{cost / default - 1:+.2%}" if default else ("no cost" if cost == 0 else "from 0")
+
+
 def reward(cost: float, default: float) -> float:
     return 0.0 if cost == default else (1.0 - cost / default if default else -1.0)
 
@@ -117,13 +123,13 @@ def report(s: Searches, seconds: float) -> None:
             ("emulation (start)", e, [reward(m.emulation, m.default) for m in searches]),
             ("search ceiling", b, [reward(m.best, m.default) for m in searches])):
         r = np.asarray(rewards)
-        print(f"  {name:<18} total {cost:14.1f}, change {cost / d - 1:+.2%}, mean per-module "
+        print(f"  {name:<18} total {cost:14.1f}, change {change(cost, d)}, mean per-module "
               f"reward {r.mean():+.5f} ({int((r > 0).sum())} better, {int((r < 0).sum())} "
               "worse than the default)")
     print("  the modules carrying most of the default's cost:")
     for m in sorted(searches, key=lambda m: -m.default)[:8]:
-        print(f"    {m.module}: default {m.default:.1f}, emulation {m.emulation / m.default - 1:+.2%}"
-              f", ceiling {m.best / m.default - 1:+.2%} ({m.episodes} episodes, "
+        print(f"    {m.module}: default {m.default:.1f}, emulation {change(m.emulation, m.default)}"
+              f", ceiling {change(m.best, m.default)} ({m.episodes} episodes, "
               f"{sum(f.kept for f in m.functions.values())} kept, "
               f"{sum(len(f.queue) for f in m.functions.values())} untried)")
 

@@ -207,3 +207,10 @@ def run_module_script(name, *args):
                           stderr=subprocess.PIPE, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+def test_the_ceiling_report_survives_modules_without_cost():
+    ceiling = load_script("regalloc_ceiling")
+    assert ceiling.change(95.0, 100.0) == "-5.00%"
+    assert ceiling.change(0.0, 0.0) == "no cost"
+    assert ceiling.change(3.0, 0.0) == "from 0"
