@@ -30,13 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from mlgo_env.trace_log import read_observations  # noqa: E402
-
-
-def poisoned(obs: dict[str, np.ndarray]) -> bool:
-    """The own range is spillable (last mask 1) and some legal column reads NaN."""
-    mask, weight = obs["mask"].reshape(-1), obs["use_def_density"].reshape(-1)
-    legal = mask[:-1] == 1
-    return bool(mask[-1] == 1 and np.isnan(weight[:-1][legal]).any())
+from mlgo_env.training.regalloc_search import is_poisoned as poisoned  # noqa: E402
 
 
 def main() -> int:

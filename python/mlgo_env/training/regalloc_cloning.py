@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -75,6 +75,15 @@ def module_of(context: str, modules: Sequence[str]) -> str | None:
     return best
 
 
+def candidate_rows(tensors: Mapping[str, np.ndarray], features: Sequence[str]) -> np.ndarray:
+    """One observation's candidates as rows of `features`, float32 [candidates, features]
+    (the candidates are the mask's; a one-value feature, progress, broadcasts)."""
+    rows = np.empty((tensors[MASK].size, len(features)), dtype=np.float32)
+    for j, f in enumerate(features):
+        rows[:, j] = tensors[f].reshape(-1)
+    return rows
+
+
 def load_decisions(trace_path: str, modules: Sequence[str], per_module: int,
                    rng: np.random.Generator, features: Sequence[str] = FEATURES) -> Decisions:
     """The decisions of `modules` in a regalloc trace, at most `per_module` of each (a
@@ -94,10 +103,8 @@ def load_decisions(trace_path: str, modules: Sequence[str], per_module: int,
         if ACTION not in tensors or MASK not in tensors:
             raise ValueError(f"{trace_path} is not a regalloc trace (no '{ACTION}')")
         mask = tensors[MASK].reshape(-1)
-        row = np.empty((mask.size, len(features)), dtype=np.float32)
-        for j, f in enumerate(features):
-            row[:, j] = tensors[f].reshape(-1)  # one value broadcasts (progress)
-        item = (row, mask == 1, int(tensors[ACTION].reshape(-1)[0]))
+        item = (candidate_rows(tensors, features), mask == 1,
+                 int(tensors[ACTION].reshape(-1)[0]))
         # Reservoir sampling keeps a uniform sample of each module's decisions.
         k = seen.get(module, 0)
         seen[module] = k + 1

@@ -160,7 +160,9 @@ class ModuleSearch:
               ) -> tuple[dict[str, tuple[float, float]], dict[str, Trajectory]]:
         """One episode: per function, the incumbent up to its planned step, the planned
         column there, the emulation after. Returns per-function (score, default score) and
-        what each function played."""
+        what each function played: the actions of all, the rest of a trajectory only for
+        the functions that had a trial (or all, when none had: the first episode), since
+        a function without one replays its incumbent."""
         obs, info = env.reset(options={"module": self.module})
         played: dict[str, Trajectory] = {}
         while obs is not None:
@@ -169,16 +171,8 @@ class ModuleSearch:
             j = len(t.actions)
             action = self._action(name, j, plan.get(name), obs, info)
             t.actions.append(action)
-            t.columns.append(ranked_columns(obs, action, self.alternatives))
-            t.poisoned.append(is_poisoned(obs))
-            if self.features:
-                mask = obs["mask"].reshape(-1)
-                row = np.empty((mask.size, len(self.features)), dtype=np.float32)
-                for k, feature in enumerate(self.features):
-                    row[:, k] = obs[feature].reshape(-1)
-                t.rows.append(row)
-                t.masks.append(mask == 1)
-                t.emulation.append(int(info["default_action"]))
+            if not plan or name in plan:  # only these trajectories can become incumbents
+                self._record(t, obs, info, action)
             obs, _, terminated, truncated, info = env.step(action)
             if truncated:
                 raise RuntimeError(f"{self.module}: the episode was cut short (truncated) "
@@ -193,6 +187,16 @@ class ModuleSearch:
         for name in played:
             scores.setdefault(name, (0.0, 0.0))
         return scores, played
+
+    def _record(self, t: Trajectory, obs: dict[str, np.ndarray], info: dict[str, Any],
+                action: int) -> None:
+        """What a step adds to its trajectory besides the action."""
+        t.columns.append(ranked_columns(obs, action, self.alternatives))
+        t.poisoned.append(is_poisoned(obs))
+        if self.features:
+            t.rows.append(rc.candidate_rows(obs, self.features))
+            t.masks.append(obs["mask"].reshape(-1) == 1)
+            t.emulation.append(int(info["default_action"]))
 
     def _action(self, name: str, j: int, trial: tuple[int, int] | None,
                 obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
