@@ -135,15 +135,39 @@ def operating_point(scores: np.ndarray, positive: np.ndarray,
     return hits / len(top), hits / max(int(positive.sum()), 1)
 
 
+def with_embeddings(labels: FlipSet, path: str, columns: bool) -> FlipSet:
+    """`labels` restricted to the decisions scripts/label_embeddings.py replayed, with
+    their IR2Vec embeddings appended as features when `columns`. Raises ValueError when
+    the file was made from other labels."""
+    d = np.load(path, allow_pickle=False)
+    if [str(m) for m in d["modules"]] != list(labels.modules):
+        raise ValueError(f"{path} was not made from these labels")
+    keep = d["replayed"].astype(bool)
+    dropped = {m for m, k in zip(labels.modules, keep) if not k}
+    out = labels.drop(dropped)
+    if columns:
+        out = FlipSet(out.names + [str(n) for n in d["names"]], out.modules, out.steps,
+                      np.concatenate([out.rows, d["embeddings"][keep]], axis=1),
+                      out.defaults, out.rewards, out.module_steps)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labels", help="a trainer's OUTPUT.flips.npz")
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--min-positives", type=int, default=3,
                     help="packages with fewer flipped decisions are not held out alone")
+    ap.add_argument("--embeddings", default=None,
+                    help="EMB.npz of scripts/label_embeddings.py: keep the decisions it "
+                         "replayed and add the callee's and caller's IR2Vec embeddings")
+    ap.add_argument("--embedding-columns", choices=("yes", "no"), default="yes",
+                    help="with --embeddings: 'no' keeps only its rows (the comparison)")
     a = ap.parse_args(argv)
     try:
         labels = FlipSet.load(a.labels)
+        if a.embeddings:
+            labels = with_embeddings(labels, a.embeddings, a.embedding_columns == "yes")
     except (OSError, KeyError, ValueError) as e:
         print(f"label_transfer: cannot read {a.labels}: {e}", file=sys.stderr)
         return 1
