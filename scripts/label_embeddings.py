@@ -33,18 +33,11 @@ from typing import Any
 import numpy as np
 
 from mlgo_env import episodes as ep
+from mlgo_env.policies.policy import feature_row
 from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.training_setup import env_factory, scratch_dir
 
 CALLEE, CALLER = "callee_embedding", "caller_embedding"
-
-
-def value(obs: Any, info: dict, name: str) -> float:
-    """A one-element feature of the observation (clang's decision, `inlining_default`,
-    from the info when the observation does not show it, as policies read it)."""
-    if name not in obs and name == "inlining_default":
-        return float(info["default_action"])
-    return float(np.asarray(obs[name]).reshape(-1)[0])
 
 
 class Replayer:
@@ -62,7 +55,7 @@ class Replayer:
             self.mismatch = self.mismatch or f"more than the {len(self.actions)} recorded decisions"
             self.embeddings.append(np.zeros(0))
             return int(info["default_action"])
-        seen = np.asarray([value(obs, info, n) for n in self.names])
+        seen = feature_row(obs, info, self.names)
         if self.mismatch is None and not np.array_equal(seen, self.rows[i]):
             bad = self.names[int(np.flatnonzero(seen != self.rows[i])[0])]
             self.mismatch = f"decision {i}: '{bad}' differs from the label's row"
@@ -115,11 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"label_embeddings: cannot read {a.labels}: {e}", file=sys.stderr)
         return 1
     modules = list(dict.fromkeys(labels.modules))
-    where = {m: np.flatnonzero(np.asarray(labels.modules) == m) for m in modules}
+    of_row = np.asarray(labels.modules)
+    where = {}  # module -> its rows, in decision order
     replayers = {}
     for m in modules:
-        idx = where[m][np.argsort(labels.steps[where[m]], kind="stable")]
-        where[m] = idx
+        rows = np.flatnonzero(of_row == m)
+        where[m] = idx = rows[np.argsort(labels.steps[rows], kind="stable")]
         actions = labels.defaults[idx] ^ (labels.rewards[idx] > 0).astype(np.int64)
         replayers[m] = Replayer(labels.rows[idx], labels.names, actions)
     make = env_factory("inlining", a.corpus, None, a.cache_dir,

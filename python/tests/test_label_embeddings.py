@@ -9,6 +9,7 @@ import pathlib
 import numpy as np
 
 from mlgo_env import episodes as ep
+from mlgo_env.policies.policy import feature_row
 from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.training_setup import env_factory
 
@@ -35,7 +36,7 @@ class FlipFirst:
         self.names, self.rows, self.defaults = names, [], []
 
     def __call__(self, obs, info):
-        self.rows.append([label_embeddings.value(obs, info, n) for n in self.names])
+        self.rows.append(feature_row(obs, info, self.names))
         self.defaults.append(int(info["default_action"]))
         return 1 - self.defaults[-1] if len(self.rows) == 1 else self.defaults[-1]
 

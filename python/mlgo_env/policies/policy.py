@@ -151,6 +151,27 @@ def margin_column(rows: np.ndarray, features: Sequence[str], spec: Mapping[str, 
     return m
 
 
+def feature_row(observation: Mapping[str, Any], info: Mapping[str, Any] | None,
+                names: Sequence[str]) -> np.ndarray:
+    """The raw row of one-element features `names` of one observation, float64;
+    ``inlining_default`` comes from ``info["default_action"]`` when the observation does
+    not show it. Raises PolicyError for a missing or multi-valued feature."""
+    row = np.empty(len(names), dtype=np.float64)
+    for i, name in enumerate(names):
+        if name in observation:
+            value = np.asarray(observation[name]).reshape(-1)
+            if value.size != 1:
+                raise PolicyError(f"feature '{name}' has {value.size} values; policies "
+                                  "use one-element features only")
+            row[i] = float(value[0])
+        elif name == DEFAULT_FEATURE and info is not None and "default_action" in info:
+            row[i] = float(info["default_action"])
+        else:
+            raise PolicyError(f"the observation has no feature '{name}' that the policy "
+                              "expects")
+    return row
+
+
 @dataclass
 class Layer:
     weights: np.ndarray  # [inputs, outputs]
@@ -181,20 +202,7 @@ class Policy:
     def features_of(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None
                     ) -> np.ndarray:
         """The raw feature row for one observation (before the transform)."""
-        row = np.empty(len(self.features), dtype=np.float64)
-        for i, name in enumerate(self.features):
-            if name in observation:
-                value = np.asarray(observation[name]).reshape(-1)
-                if value.size != 1:
-                    raise PolicyError(f"feature '{name}' has {value.size} values; policies "
-                                      "use one-element features only")
-                row[i] = float(value[0])
-            elif name == "inlining_default" and info is not None and "default_action" in info:
-                row[i] = float(info["default_action"])
-            else:
-                raise PolicyError(f"the observation has no feature '{name}' that the policy "
-                                  "expects")
-        return row
+        return feature_row(observation, info, self.features)
 
     def logits(self, rows: np.ndarray) -> np.ndarray:
         """Logits for raw feature rows of shape [n, features]."""

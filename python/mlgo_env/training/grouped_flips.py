@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import episodes as ep
 from ..policies.margin_policy import margin_spec
-from ..policies.policy import margin_column
+from ..policies.policy import feature_row, margin_column
 from .flip_search import FlipSet
 
 EMBEDDING = "callee_embedding"
@@ -69,10 +69,7 @@ class GroupPlayer:
 
     def __call__(self, obs: Any, info: dict) -> int:
         default = int(info["default_action"])
-        row = np.empty(len(self.names))
-        for i, name in enumerate(self.names):
-            row[i] = (float(np.asarray(obs[name]).reshape(-1)[0]) if name in obs
-                      else float(default))  # inlining_default when not a feature
+        row = feature_row(obs, info, self.names)
         key = callee_key(obs)
         base = default if self.shift is None else int(
             margin_column(row[None, :], self.names, _ANCHORED)[0] + self.shift > 0.0)
