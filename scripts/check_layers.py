@@ -18,8 +18,10 @@ module may import its own layer and lower ones):
     api        the top-level modules (mlgo_env.env, vector, remote, episodes...)
     policies   mlgo_env/policies/: the policy file format and its forms
     cluster    mlgo_env/cluster/: task runners (in process, Dask)
-    training   mlgo_env/training/: trainer, search, evaluation, reports
-    commands   mlgo_env/train/, mlgo_env/evaluate/ (python -m entry points) and
+    tuning     mlgo_env/tuning/: per-module searches of a project's decisions, the
+               one-number baselines, replays, the tables tune writes
+    training   mlgo_env/training/: trainer, evaluation, reports
+    commands   mlgo_env/train/, mlgo_env/evaluate/, mlgo_env/tune/ (python -m entry points) and
                demo.py: may import anything; nothing imports them
 
 Fails (exit 1), naming file, line and what it used, when:
@@ -79,9 +81,10 @@ EXTRA_TARGETS = {
 NEUTRAL_TARGETS = {"mlgo_llvm", "mlgo_warnings"}
 SOURCE_EXTENSIONS = (".h", ".cc", ".cpp", ".c", ".hpp")
 # The Python package's layers, low to high; "commands" may import anything.
-PY_LAYERS = ["api", "policies", "cluster", "training", "commands"]
+PY_LAYERS = ["api", "policies", "cluster", "tuning", "training", "commands"]
 # Subpackages of mlgo_env by layer (anything else at the top level is "api").
-PY_PACKAGES = {"policies": "policies", "cluster": "cluster", "training": "training",
+PY_PACKAGES = {"policies": "policies", "cluster": "cluster", "tuning": "tuning",
+               "training": "training", "tune": "commands",
                "train": "commands", "evaluate": "commands"}
 PY_COMMAND_MODULES = {"demo"}
 PY_PACKAGE = os.path.join("python", "mlgo_env")

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Diagnosis: how much can combinations of grouped inlining flips shrink each module?
 
-Per module, a greedy search accumulates callee groups (mlgo_env.training.grouped_flips:
+Per module, a greedy search accumulates callee groups (mlgo_env.tuning.inlining_search:
 every call site of one callee, named by its IR2Vec embedding, flipped together): each
 episode tries the module's next untried callee on top of the best set so far and keeps
 it when the module shrinks; callees that a kept group brings into the trajectory join
 the queue. It stops when every queue is empty or --minutes pass. The result is a
 per-module ceiling for policies that deviate from clang per callee: decisions fitted to
 each module, not a policy. Beside it, on the same modules, the one-number baselines
-(mlgo_env.training.baselines: constant shifts of clang's margin, no optional inline).
+(mlgo_env.tuning.baselines: constant shifts of clang's margin, no optional inline).
 
 Modules: a seeded sample of the *training* split (`mlgo_env.train`'s split with the
 same seed and share) among those that make between 1 and --max-decisions decisions;
@@ -28,8 +28,8 @@ import time
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.training import baselines as bl
-from mlgo_env.training import grouped_flips as gf
+from mlgo_env.tuning import baselines as bl
+from mlgo_env.tuning import inlining_search as gf
 from mlgo_env.training.training_setup import add_diagnosis_arguments, env_factory, training_sample
 
 EMBEDDINGS = ("callee_embedding", "caller_embedding")

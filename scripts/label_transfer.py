@@ -24,7 +24,7 @@ no episodes: minutes (one fit per package and weighting).
 AUC is not bytes: a label is "this decision was part of the module's best trajectory",
 so a high AUC says which call sites a search picks, not that flipping them on unseen code
 shrinks it. Labels written with --label-weights=bytes also carry what each decision's
-callee group was worth (mlgo_env.training.grouped_flips.imitation_labels: the gain when
+callee group was worth (mlgo_env.training.search_labels.imitation_labels: the gain when
 kept, the loss when tried and refused, shared among the group's decisions, in thousandths
 of the module's bytes). For those the script adds a byte proxy: leaving one package out,
 flip the top share of its decisions as the classifier ranks them (fitted with uniform,

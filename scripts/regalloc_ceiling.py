@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Diagnosis: how far below clang's default can eviction decisions take each module?
 
-Per module, mlgo_env.training.regalloc_search searches departures from the default's
+Per module, mlgo_env.tuning.regalloc_search searches departures from the default's
 emulation function by function (one episode tries one departure in every function at
 once; a departure that lowers its function's static cost is kept and the search goes on
 from it). The result is a per-module ceiling for eviction policies with stock clang's
@@ -37,7 +37,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from mlgo_env import episodes as ep  # noqa: E402
 from mlgo_env.training import regalloc_cloning as rc  # noqa: E402
-from mlgo_env.training.regalloc_search import ModuleSearch, decisions  # noqa: E402
+from mlgo_env.tuning.regalloc_search import ModuleSearch  # noqa: E402
+from mlgo_env.training.search_labels import regalloc_decisions as decisions  # noqa: E402
 from mlgo_env.training.training_setup import (  # noqa: E402
     add_diagnosis_arguments, env_factory, scratch_dir)
 

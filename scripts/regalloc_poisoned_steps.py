@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from mlgo_env.trace_log import read_observations  # noqa: E402
-from mlgo_env.training.regalloc_search import is_poisoned as poisoned  # noqa: E402
+from mlgo_env.tuning.regalloc_search import is_poisoned as poisoned  # noqa: E402
 
 
 def main() -> int:

@@ -15,9 +15,9 @@ import sys
 from mlgo_env import episodes as ep
 from mlgo_env.policies.policy import load_policy
 from mlgo_env.trace_log import read_trace
-from mlgo_env.training.baselines import shift_policy
+from mlgo_env.tuning.baselines import shift_policy
 from mlgo_env.training.module_sets import choose_modules
-from mlgo_env.training.replay import ReplayCache, seed_from_trace
+from mlgo_env.tuning.replay import ReplayCache, seed_from_trace
 from mlgo_env.training.search import objective, paired_margin
 from mlgo_env.training.training_setup import (add_diagnosis_arguments, env_factory,
                                                split_modules)

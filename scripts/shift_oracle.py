@@ -2,7 +2,7 @@
 """Diagnosis: how much would choosing the constant margin shift *per module* gain, and can
 the choice be predicted for packages not seen?
 
-Plays clang's margin moved by each of --shifts (mlgo_env.training.baselines.shift_policy;
+Plays clang's margin moved by each of --shifts (mlgo_env.tuning.baselines.shift_policy;
 0 is the default) on every module of a corpus that makes inlining decisions, then prints:
 
 - each shift's total change and mean per-module reward (the one-number policies);
@@ -35,9 +35,9 @@ import numpy as np
 
 from mlgo_env import episodes as ep
 from mlgo_env.trace_log import read_trace
-from mlgo_env.training.baselines import shift_policy
+from mlgo_env.tuning.baselines import shift_policy
 from mlgo_env.training.module_sets import package_of
-from mlgo_env.training.replay import ReplayCache, seed_from_trace
+from mlgo_env.tuning.replay import ReplayCache, seed_from_trace
 from mlgo_env.training.training_setup import env_factory
 
 

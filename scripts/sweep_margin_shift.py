@@ -26,7 +26,7 @@ import numpy as np
 
 from mlgo_env import episodes as ep
 from mlgo_env.policies.margin_policy import make_space
-from mlgo_env.training.replay import ReplayCache, seed_from_trace
+from mlgo_env.tuning.replay import ReplayCache, seed_from_trace
 from mlgo_env.trace_log import read_trace
 from mlgo_env.training.training_setup import env_factory, split_modules
 

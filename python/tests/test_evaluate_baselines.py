@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mlgo_env.policies.policy import save_policy
-from mlgo_env.training.baselines import no_inline_policy, parse_shifts, shift_policy
+from mlgo_env.tuning.baselines import no_inline_policy, parse_shifts, shift_policy
 
 from test_train import demo_corpus, run_module
 

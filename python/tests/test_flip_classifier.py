@@ -10,7 +10,7 @@ from mlgo_env import episodes as ep
 from mlgo_env.policies import flip_classifier as fc
 from mlgo_env.training.flip_search import FlipSet, candidate_steps
 from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
-from mlgo_env.training.replay import ReplayCache
+from mlgo_env.tuning.replay import ReplayCache
 
 NAMES = ["threshold", "cost_estimate", "callee_users", "inlining_default"]
 

@@ -1,4 +1,4 @@
-"""Grouped flips (mlgo_env.training.grouped_flips) with the real clang-22 on the -Oz demo
+"""Grouped flips (mlgo_env.tuning.inlining_search) with the real clang-22 on the -Oz demo
 corpus: the IR2Vec callee key groups call sites, a group flip answers the other way at
 exactly that callee's call sites, and the greedy search only keeps what shrinks a
 module, reproducibly."""
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mlgo_env import episodes as ep
-from mlgo_env.training import grouped_flips as gf
+from mlgo_env.tuning import inlining_search as gf
+from mlgo_env.training import search_labels as sl
 from mlgo_env.training.training_setup import env_factory
 
 from test_train import demo_corpus
@@ -58,27 +59,27 @@ def test_greedy_rounds_only_keep_what_shrinks_and_replay_exactly(pool):
         players = [gf.GroupPlayer(names, s.flipped) for s in kept]
         results = p.play([(s.module, pl) for s, pl in zip(kept, players)])
         assert [r.policy_score for r in results] == [s.bytes for s in kept]
-    labels = gf.imitation_labels(searches, names)
+    labels = sl.imitation_labels(searches, names)
     assert len(labels.rewards) == sum(len(s.best.actions) for s in searches)
     flips = sum(int(np.sum(np.asarray(s.best.actions) != np.asarray(s.best.defaults)))
                 for s in searches)
     assert int((labels.rewards > 0).sum()) == flips
     # Weighted: the same signs; a module's positive weight is at most the bytes its kept
     # groups saved (a kept callee may have no call site left in the final trajectory).
-    weighted = gf.imitation_labels(searches, names, weighted=True)
+    weighted = sl.imitation_labels(searches, names, weighted=True)
     assert np.array_equal(weighted.rewards > 0, labels.rewards > 0)
     for s in searches:
         assert all(g > 0 for g in s.gains.values()) and all(v >= 0 for v in s.losses.values())
         assert len(s.gains) == s.kept and len(s.gains) + len(s.losses) == len(s.tried)
         mine = np.asarray(weighted.modules) == s.module
         pos = weighted.rewards[mine & (weighted.rewards > 0)].sum()
-        assert pos <= gf.WEIGHT_UNIT * s.reward * (1 + 1e-9) + 1e-6 * mine.sum()
+        assert pos <= sl.WEIGHT_UNIT * s.reward * (1 + 1e-9) + 1e-6 * mine.sum()
 
 
 def test_searches_from_a_constant_shift_flip_that_shift(pool):
     """With a base shift the empty group plays exactly the shift baseline, and a group
     flips the shift's decisions at its callee's call sites."""
-    from mlgo_env.training.baselines import shift_policy
+    from mlgo_env.tuning.baselines import shift_policy
     p, corpus, names = pool
     modules = ep.corpus_modules(corpus)[:8]
     searches, played = gf.start(p, modules, names, shift=-20.0)

@@ -294,7 +294,7 @@ class CountingEnv(FakeEnv):
 
 def test_replays_answer_repeated_trajectories_without_playing():
     from mlgo_env import episodes as ep
-    from mlgo_env.training.replay import ReplayCache
+    from mlgo_env.tuning.replay import ReplayCache
     p = small_policy(hidden=0)
     p.layers[0].weights[:] = [[0.0], [0.0], [5.0]]
     p.layers[0].bias[:] = [-2.0]                     # the default

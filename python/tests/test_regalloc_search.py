@@ -1,4 +1,4 @@
-"""The per-function search of eviction departures (mlgo_env.training.regalloc_search): its
+"""The per-function search of eviction departures (mlgo_env.tuning.regalloc_search): its
 own logic against a scripted environment, and its premise with the real clang-22 (an
 incumbent's actions, replayed, give the same per-function scores)."""
 
@@ -14,7 +14,8 @@ import pytest
 from mlgo_env import episodes as ep
 from mlgo_env.policies.policy import EMULATION_FEATURE
 from mlgo_env.training import regalloc_cloning as rc
-from mlgo_env.training import regalloc_search as rs
+from mlgo_env.tuning import regalloc_search as rs
+from mlgo_env.training.search_labels import regalloc_decisions
 from mlgo_env.training.training_setup import env_factory
 
 from test_regalloc_training import demo_o2
@@ -84,7 +85,7 @@ def test_the_search_keeps_departures_that_lower_their_function_and_plays_functio
     assert env.episodes[4][:4] == [32, 0, 0, 32]
     assert search.best == 11.0
     assert f.gains == {1: 3.0, 2: 1.0} and g.gains == {}
-    d, gains = rs.decisions([search])
+    d, gains = regalloc_decisions([search])
     assert list(gains) == [0.0, 3.0 / 14.0, 1.0 / 14.0, 0.0] + [0.0] * 4
     assert len(d) == 8 and d.features[-1] == EMULATION_FEATURE
     assert list(d.actions) == [32, 0, 1, 32] + [32] * 4

@@ -7,7 +7,7 @@ import pytest
 
 from mlgo_env.policies import residual_policy as rp
 from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json, transform
-from mlgo_env.training.baselines import shift_policy
+from mlgo_env.tuning.baselines import shift_policy
 
 NAMES = ["threshold", "cost_estimate", "inlining_default", "callee_users", "node_count"]
 

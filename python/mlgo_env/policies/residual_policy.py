@@ -26,7 +26,7 @@ margin passed through again): layer 2's units are ``relu(m), relu(-m), relu(g + 
 relu(g - B)``, layer 3 is linear with weights ``(1, -1, 1, -1)`` and bias ``shift - B``.
 
 :func:`fit` is behavioural cloning of chosen decisions (the per-module best trajectories
-of a grouped-flip search, mlgo_env.training.grouped_flips): logistic regression of the
+of a grouped-flip search, mlgo_env.tuning.inlining_search): logistic regression of the
 0/1 decisions on ``(m + shift + g(x)) / temperature`` with the margin's coefficient fixed
 at 1 and weight decay pulling ``g`` towards 0 (towards the constant shift).
 """

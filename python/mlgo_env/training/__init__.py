@@ -21,6 +21,6 @@
 
 The top layer of the package: it may import the env API (``mlgo_env``), its policies
 and its cluster runners; nothing below imports it. Its modules are imported by name
-(``from mlgo_env.training.replay import ReplayCache``); importing this package loads
+(``from mlgo_env.tuning.replay import ReplayCache``); importing this package loads
 none of them.
 """

@@ -21,7 +21,7 @@ tried on) is listed once as `failed: MODULE: reason`, left out of the totals, an
 exit code is 3.
 
 Before those two lines it prints the baselines on the same modules, each with its total
-and mean per-module reward. Inlining (mlgo_env.training.baselines): the default, constant
+and mean per-module reward. Inlining (mlgo_env.tuning.baselines): the default, constant
 shifts of clang's margin (--baseline-shifts, in cost units), the best of them marked
 (chosen on the evaluated modules: an optimistic baseline), and no optional inline (every
 decision refused); they cost one evaluation each, less where a module's episode replays an
@@ -36,7 +36,7 @@ import argparse
 import sys
 from typing import Sequence
 
-from . import baselines as bl
+from ..tuning import baselines as bl
 from . import regalloc_baselines as rbl
 from .. import episodes as ep
 from ..cluster import (Failure, Progress, TaskFailed, TaskRunner, add_arguments,

@@ -1,7 +1,7 @@
 """What the trainer compiles when its search only replays.
 
 A search round whose candidates all decide, on every search module, as some recorded
-trajectory did costs no compile (mlgo_env.training.replay): it learns nothing new, and
+trajectory did costs no compile (mlgo_env.tuning.replay): it learns nothing new, and
 a search that keeps proposing such candidates idles. :class:`Explorer` holds the
 counterfactual episodes not played yet and plays a batch of them on request:
 
@@ -23,9 +23,9 @@ from typing import Sequence
 import numpy as np
 
 from .. import episodes as ep
-from .baselines import shift_policy
+from ..tuning.baselines import shift_policy
 from .flip_search import FlipSet, candidate_steps, step_flipper
-from .replay import ReplayCache
+from ..tuning.replay import ReplayCache
 
 
 class Explorer:

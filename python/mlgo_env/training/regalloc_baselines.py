@@ -35,7 +35,7 @@ from .. import episodes as ep
 from ..cluster import Failure, Progress, TaskFailed, TaskRunner
 from ..cluster.tasks import evaluate_task, play_task
 from ..policies.policy import Layer, Policy
-from .baselines import Baseline
+from ..tuning.baselines import Baseline
 
 #: (name, feature, weight): the one-number policies, lowest value first where weight is -1
 ONE_NUMBER = (

@@ -27,6 +27,7 @@ import numpy as np
 from ..policies.adam import adam_step
 from ..policies.policy import Layer, Policy
 from ..trace_log import read_observations
+from ..tuning.regalloc_search import candidate_rows
 
 #: the features the network reads (every per-candidate tensor but the mask, and progress)
 FEATURES = ("is_free", "nr_urgent", "nr_broken_hints", "is_hint", "is_local",
@@ -73,15 +74,6 @@ def module_of(context: str, modules: Sequence[str]) -> str | None:
         if context.startswith(m + ":") and (best is None or len(m) > len(best)):
             best = m
     return best
-
-
-def candidate_rows(tensors: Mapping[str, np.ndarray], features: Sequence[str]) -> np.ndarray:
-    """One observation's candidates as rows of `features`, float32 [candidates, features]
-    (the candidates are the mask's; a one-value feature, progress, broadcasts)."""
-    rows = np.empty((tensors[MASK].size, len(features)), dtype=np.float32)
-    for j, f in enumerate(features):
-        rows[:, j] = tensors[f].reshape(-1)
-    return rows
 
 
 def load_decisions(trace_path: str, modules: Sequence[str], per_module: int,

@@ -6,7 +6,7 @@ step sizes (log-uniform around that coordinate's typical step ``sigma_i``, both 
 and every other round a few random directions too; the best probe replaces the incumbent
 if it scores higher. A coordinate move shifts the boundary only for call sites in a band
 of margins, so few modules change decisions and most candidates' episodes are replays
-(mlgo_env.training.replay): many probes cost few compiles.
+(mlgo_env.tuning.replay): many probes cost few compiles.
 
 :class:`ElitistES` proposes `pairs` mirrored perturbations ``u +/- sigma * d`` of the incumbent
 ``u`` (``d`` Gaussian, per-coordinate scales `sigma`) plus, after the first round, one

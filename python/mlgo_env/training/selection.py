@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from .. import episodes as ep
 from ..policies.policy import Policy
-from .baselines import no_inline_policy, parse_shifts, shift_policy
-from .replay import ReplayCache
+from ..tuning.baselines import no_inline_policy, parse_shifts, shift_policy
+from ..tuning.replay import ReplayCache
 from .search import objective, paired_margin
 
 

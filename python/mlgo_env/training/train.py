@@ -16,7 +16,7 @@ trace, then an evolution-strategies search, judged on held-out modules.
 3. Every candidate is scored on the same fixed training modules that make decisions
    (--search-modules), by a blend of the mean per-module reward (1 - policy bytes /
    default bytes) and the total reduction (--total-weight). Episodes whose decisions a
-   recorded trajectory already covers are replayed, not compiled (mlgo_env.training.replay), so
+   recorded trajectory already covers are replayed, not compiled (mlgo_env.tuning.replay), so
    only modules whose decisions change cost a compile. The candidates:
    --method=classifier (the default): single flips of the search modules' default
    trajectories (mlgo_env.training.flip_search) label "deviating here shrinks the module"; a
@@ -25,7 +25,7 @@ trace, then an evolution-strategies search, judged on held-out modules.
    then an elitist ES with mirrored perturbations (mlgo_env.training.search) tunes its output
    layer (mlgo_env.training.train_network). --method=imitation: the same network imitating
    the per-module best trajectories of a greedy search over grouped flips (every call site
-   of one callee flipped together; mlgo_env.training.grouped_flips, train_imitation).
+   of one callee flipped together; mlgo_env.tuning.inlining_search, train_imitation).
    --method=residual: the best constant shift on the search modules, then a network that
    moves clang's margin from there, imitating grouped-flip searches that start from that
    shift (mlgo_env.policies.residual_policy, mlgo_env.training.train_residual).
@@ -37,7 +37,7 @@ trace, then an evolution-strategies search, judged on held-out modules.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the learned result. It must then beat, on those check
    modules, clang's margin moved by each constant of --baseline-shifts and "no optional
-   inline" (mlgo_env.training.baselines), by more than --selection-z standard errors of
+   inline" (mlgo_env.tuning.baselines), by more than --selection-z standard errors of
    the per-module differences of its score and the best baseline's (a margin a handful of
    modules cannot make), and by as much on the searched packages' held-out modules
    (--holdout-share of their deciding training modules, never searched nor explored: a
@@ -80,7 +80,7 @@ from ..cluster.trace import run_trace
 from ..policies.margin_policy import MarginSpace, fit_margin_cv, make_space, space_of
 from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
 from .module_sets import choose_modules
-from .replay import ReplayCache, seed_from_trace
+from ..tuning.replay import ReplayCache, seed_from_trace
 from .search import CoordinateSearch, ElitistES, objective
 from .selection import Selection
 from .train_args import parse_args as _parse_args

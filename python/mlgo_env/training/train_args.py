@@ -56,7 +56,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
                         "then ES on its output layer (mlgo_env.policies.flip_classifier); "
                         "imitation: the same network imitating the per-module best "
                         "trajectories a greedy search of grouped flips found "
-                        "(mlgo_env.training.grouped_flips); "
+                        "(mlgo_env.tuning.inlining_search); "
                         "residual: a network moving clang's margin from the best constant "
                         "shift, imitating grouped-flip searches from that shift "
                         "(mlgo_env.training.train_residual); "
@@ -96,7 +96,7 @@ def parse_args(argv: Sequence[str] | None, description: str = "") -> argparse.Na
     p.add_argument("--label-weights", choices=("uniform", "bytes"), default="uniform",
                    help="imitation: every labelled decision weighs the same (uniform), or "
                         "as much as its callee group was worth in the search, in bytes of "
-                        "its module (bytes; mlgo_env.training.grouped_flips.imitation_labels; "
+                        "its module (bytes; mlgo_env.training.search_labels.imitation_labels; "
                         "on 13 C packages it lost to uniform: docs/training-transfer.md)")
     p.add_argument("--refit-growth", type=float, default=0.25,
                    help="classifier/imitation: refit the network once exploration grew its "

@@ -1,7 +1,7 @@
 """--method=imitation: labels for the trainer's network from per-module searches.
 
 For --flip-share of the budget left after the trace, each search module gets a greedy
-search over grouped flips (mlgo_env.training.grouped_flips: all call sites of one callee
+search over grouped flips (mlgo_env.tuning.inlining_search: all call sites of one callee
 flipped together, kept when the module shrinks). Every decision of each module's best
 trajectory is a label: "flip here" where it differs from clang's default, weighing the
 same (--label-weights=uniform) or what its callee's group was worth in bytes of the
@@ -19,9 +19,10 @@ from collections import deque
 from typing import Any, Sequence
 
 from .. import episodes as ep
-from . import grouped_flips as gf
+from ..tuning import inlining_search as gf
+from .search_labels import imitation_labels
 from .flip_search import FlipSet
-from .replay import ReplayCache
+from ..tuning.replay import ReplayCache
 
 
 class GroupExplorer:
@@ -50,7 +51,7 @@ class GroupExplorer:
         changed = [s for s in self.searches if s.changed]
         for s in changed:
             s.changed = False
-        return gf.imitation_labels(changed, self.names, self.weighted), compiled
+        return imitation_labels(changed, self.names, self.weighted), compiled
 
 
 class ImitationMethod:
@@ -86,7 +87,7 @@ class ImitationMethod:
         for s in searches:
             s.changed = False
         self.group_searches = searches
-        labels = gf.imitation_labels(searches, cache.names, self.weighted_labels)
+        labels = imitation_labels(searches, cache.names, self.weighted_labels)
         d, b = gf.totals(searches)
         self.history.append({"phase": "groups", "episodes": count, "seconds": wall,
                              "default_bytes": d, "best_bytes": b,

@@ -17,7 +17,7 @@ from .. import episodes as ep
 from . import train_report as report
 from ..policies.margin_policy import MarginSpace
 from ..policies.policy import Policy, policy_from_json
-from .replay import ReplayCache
+from ..tuning.replay import ReplayCache
 from .search import CoordinateSearch, ElitistES
 
 

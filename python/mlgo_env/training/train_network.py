@@ -6,7 +6,7 @@ on its output layer scored on the search modules.
 The labels: --method=classifier, single flips of the search modules' default
 trajectories (label: the flip shrank its module); --method=imitation, the per-module
 best trajectories a greedy search of grouped flips found (label: that decision differs
-from clang's default; mlgo_env.training.grouped_flips).
+from clang's default; mlgo_env.tuning.inlining_search).
 
 A round whose candidates were all replays compiled nothing: the search explores then
 (a wider ES step and a batch of new counterfactual episodes: new flips, new training
@@ -30,7 +30,7 @@ from ..policies.policy import Policy, policy_from_json
 from ..policies.residual_policy import space_of as residual_space_of
 from .exploration import Explorer
 from .flip_search import FlipSet, collect as collect_flips
-from .replay import ReplayCache
+from ..tuning.replay import ReplayCache
 from .search import ElitistES
 
 

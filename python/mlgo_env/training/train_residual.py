@@ -4,7 +4,7 @@ shift (mlgo_env.policies.residual_policy).
 1. The constant shifts of --base-shifts and the default are scored on the search modules;
    the best is the *base* (the default when no shift beats it).
 2. Greedy searches of grouped flips start from the base's trajectories (flipping the
-   base's decisions; mlgo_env.training.grouped_flips) for --flip-share of the budget; the
+   base's decisions; mlgo_env.tuning.inlining_search) for --flip-share of the budget; the
    decisions of each module's best trajectory are the labels.
 3. The residual network is fitted to them (--residual-bagging=packages: one network per
    searched package, fitted without that package's labels, averaged; see
@@ -29,10 +29,10 @@ import numpy as np
 
 from .. import episodes as ep
 from ..policies import residual_policy as rp
-from .baselines import parse_shifts, shift_policy
+from ..tuning.baselines import parse_shifts, shift_policy
 from .flip_search import FlipSet
 from .module_sets import package_of
-from .replay import ReplayCache
+from ..tuning.replay import ReplayCache
 from .search import ElitistES, objective
 
 

@@ -34,15 +34,23 @@ other thread is using.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..policies.policy import EMULATION_FEATURE
-from . import regalloc_cloning as rc
 
 #: relative improvement a trial must make to be kept (scores are sums of doubles)
 TOLERANCE = 1e-9
+
+
+def candidate_rows(tensors: Mapping[str, np.ndarray], features: Sequence[str]) -> np.ndarray:
+    """One observation's candidates as rows of `features`, float32 [candidates, features]
+    (the candidates are the mask's; a one-value feature, progress, broadcasts)."""
+    rows = np.empty((tensors["mask"].size, len(features)), dtype=np.float32)
+    for j, f in enumerate(features):
+        rows[:, j] = tensors[f].reshape(-1)
+    return rows
 
 
 def ranked_columns(obs: dict[str, np.ndarray], played: int, alternatives: int) -> list[int]:
@@ -194,7 +202,7 @@ class ModuleSearch:
         t.columns.append(ranked_columns(obs, action, self.alternatives))
         t.poisoned.append(is_poisoned(obs))
         if self.features:
-            t.rows.append(rc.candidate_rows(obs, self.features))
+            t.rows.append(candidate_rows(obs, self.features))
             t.masks.append(obs["mask"].reshape(-1) == 1)
             t.emulation.append(int(info["default_action"]))
 
@@ -208,36 +216,3 @@ class ModuleSearch:
             if obs["mask"].reshape(-1)[action] == 1:
                 return action
         return int(info["default_action"])
-
-
-def decisions(searches: Sequence[ModuleSearch]) -> tuple[rc.Decisions, np.ndarray]:
-    """Every step of the searches' incumbents as a decision to imitate (searches made with
-    `features`): the rows with EMULATION_FEATURE appended (1 at the emulation's choice in
-    that state), the incumbent's action as the answer; and per decision the gain of its
-    departure as a share of its module's default score (0 where it follows the
-    emulation). Steps whose answer is not allowed (a NaN row) are dropped, as cloning
-    drops them."""
-    features = searches[0].features if searches else None
-    if not features:
-        raise ValueError("the searches recorded no features")
-    rows, masks, actions, modules, gains = [], [], [], [], []
-    for s in searches:
-        for f in s.functions.values():
-            t = f.incumbent
-            for j, (row, mask, emulated, action) in enumerate(
-                    zip(t.rows, t.masks, t.emulation, t.actions)):
-                gains.append(f.gains.get(j, 0.0) / s.default if s.default else 0.0)
-                column = np.zeros((row.shape[0], 1), dtype=np.float32)
-                column[emulated, 0] = 1.0
-                rows.append(np.concatenate([row, column], axis=1))
-                masks.append(mask)
-                actions.append(action)
-                modules.append(s.module)
-    names = list(features) + [EMULATION_FEATURE]
-    if not rows:
-        return rc.Decisions(names, np.zeros((0, 33, len(names)), np.float32),
-                            np.zeros((0, 33), bool), np.zeros(0, np.int64), [], {}), np.zeros(0)
-    d = rc.Decisions(names, np.stack(rows), np.stack(masks), np.asarray(actions, np.int64),
-                     modules, {})
-    keep = d.allowed[np.arange(len(d)), d.actions]
-    return d.subset(keep), np.asarray(gains)[keep]

@@ -25,7 +25,6 @@ and the callees its new trajectory shows for the first time join the module's qu
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -34,7 +33,6 @@ import numpy as np
 from .. import episodes as ep
 from ..policies.margin_policy import margin_spec
 from ..policies.policy import feature_row, margin_column
-from .flip_search import FlipSet
 
 EMBEDDING = "callee_embedding"
 #: the margin block of the constant-shift base policies (baselines.shift_policy's)
@@ -52,7 +50,7 @@ def callee_key(obs: Any) -> str:
 
 class GroupPlayer:
     """Answers clang's default (or, with `shift`, clang's anchored margin moved by that
-    constant: the baseline policy mlgo_env.training.baselines.shift_policy), flipped where
+    constant: the baseline policy mlgo_env.tuning.baselines.shift_policy), flipped where
     the callee's key is in `flipped`; records each step's raw feature row (in `names`
     order), key, default and answer."""
 
@@ -154,40 +152,3 @@ def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
 def totals(searches: Sequence[ModuleSearch]) -> tuple[float, float]:
     """(default bytes, best bytes) summed over the searches."""
     return (sum(s.default_bytes for s in searches), sum(s.bytes for s in searches))
-
-
-#: weighted labels are in thousandths of their module's bytes
-WEIGHT_UNIT = 1000.0
-
-
-def imitation_labels(searches: Sequence[ModuleSearch], names: Sequence[str],
-                     weighted: bool = False) -> FlipSet:
-    """Every decision of each module's best trajectory, labelled by whether it differs
-    from clang's default there (the sign of its reward: the flip classifier's positive
-    and negative labels). Unweighted, every reward is +1 or -1. `weighted`: a decision's
-    |reward| is what its callee's group was worth in the search, in thousandths of the
-    module's default bytes, shared among the group's decisions in the trajectory: the
-    gain it brought when kept, the loss it caused when tried and refused, a millionth
-    (keeping the sign) when never tried or when flipping it changed no byte (the
-    trainer's fit weighs labels by |reward|, so such a decision teaches almost nothing)."""
-    col = list(names).index("inlining_default")
-    rows, modules, steps, rewards = [], [], [], []
-    for s in searches:
-        p = s.best
-        share = {k: 1.0 / n for k, n in Counter(p.keys).items()}
-        for i, (row, d, a) in enumerate(zip(p.rows, p.defaults, p.actions)):
-            row = row.copy()
-            row[col] = d
-            rows.append(row)
-            modules.append(s.module)
-            steps.append(i)
-            sign = 1.0 if a != d else -1.0
-            if weighted:
-                key = p.keys[i]
-                worth = s.gains.get(key, 0.0) if sign > 0 else s.losses.get(key, 0.0)
-                sign *= max(WEIGHT_UNIT * worth * share[key], 1e-6)  # keeps the sign
-            rewards.append(sign)
-    arr = np.asarray(rows, dtype=np.float64).reshape(-1, len(names))
-    return FlipSet(list(names), modules, np.asarray(steps, dtype=np.int64), arr,
-                   (arr[:, col] > 0.5).astype(np.int64), np.asarray(rewards, dtype=np.float64),
-                   {s.module: len(s.best.actions) for s in searches})
