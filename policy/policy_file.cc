@@ -1,11 +1,12 @@
 //===- policy/policy_file.cc - reading and validating policy files ----------===//
 ///
-/// The checks and their messages follow python/mlgo_env/policies/policy.py's
+/// The checks and their messages follow python/mlgo_env/policies/policy_file.py's
 /// policy_from_json, in the same order, so both loaders refuse a file with
-/// the same first complaint.
+/// the same first complaint (docs/policy-format.md lists them;
+/// tests/data/policies/ pins them for both).
 ///
 //===----------------------------------------------------------------------===//
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_file.h"
 
 #include <llvm/Support/JSON.h>
 
@@ -19,10 +20,6 @@
 namespace mlgo::policy {
 
 namespace json = llvm::json;
-
-/// Files larger than this are refused before reading (a policy is a few KB;
-/// a large network a few MB).
-constexpr uintmax_t kMaxFileBytes = 64u << 20;
 
 std::string_view spelling(Decision decision) {
   switch (decision) {
@@ -354,9 +351,9 @@ Result<Policy> Policy::parse(std::string_view text, std::string_view where) {
 Result<Policy> Policy::load(const std::filesystem::path& path) {
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxFileBytes)
+  if (!ec && size > kMaxPolicyFileBytes)
     return makeError(ErrorCode::kParse, "policy '{}' is larger than {} MiB", path.string(),
-                     kMaxFileBytes >> 20);
+                     kMaxPolicyFileBytes >> 20);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int error = errno;

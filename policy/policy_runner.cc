@@ -1,10 +1,11 @@
 //===- policy/policy_runner.cc - answering observations with a policy -------===//
 ///
-/// The arithmetic is spelled out in mlgo/policy/policy.h and mirrored by
-/// python/mlgo_env/policies/policy.py's exact path (Policy.act): change both together.
+/// The arithmetic is spelled out in mlgo/policy/policy_runner.h and mirrored by
+/// python/mlgo_env/policies/policy_runner.py's exact path (Policy.act): change
+/// both together.
 ///
 //===----------------------------------------------------------------------===//
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_runner.h"
 
 #include "mlgo/protocol/training_log.h"
 

@@ -22,7 +22,7 @@
 ///    `fallback:evict-none-else-first-valid` when it has none),
 ///    `fallback:priority=<kind>` (regalloc-priority; `--priority-fallback`,
 ///    env/problem.h), or `fallback:constant-priority=<p>` for `constant`.
-///  - anything else: a policy file (mlgo/policy/policy.h; a file really
+///  - anything else: a policy file (mlgo/policy/policy_file.h; a file really
 ///    called `default` or `fallback` is `./default`), run on every
 ///    observation: `file:<absolute path>`. It must be for the traced problem
 ///    and find its features among clang's.
@@ -32,7 +32,7 @@
 #define MLGO_TRACE_TRACE_POLICY_H
 
 #include "mlgo/env/environment.h"
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_runner.h"
 
 #include <memory>
 

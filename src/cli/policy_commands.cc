@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
 
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_runner.h"
 #include "mlgo/trace/policy_decisions.h"
 
 #include <cstdio>

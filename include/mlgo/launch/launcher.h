@@ -7,7 +7,7 @@
 ///
 ///     COMPILER ARGS... -mllvm <the problem's interactive flags, channel B>
 ///
-/// with the policy (mlgo/policy/policy.h) answering every decision over the
+/// with the policy (mlgo/policy/policy_runner.h) answering every decision over the
 /// fifo pair B.in/B.out, in a private 0700 directory (the environment's
 /// compiler session, mlgo/env/compiler_session.h). Nothing else changes: the
 /// compiler writes the object the build asked for, its stdout and stderr are
@@ -33,7 +33,7 @@
 #ifndef MLGO_LAUNCH_LAUNCHER_H
 #define MLGO_LAUNCH_LAUNCHER_H
 
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_runner.h"
 #include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/result.h"
 

@@ -1,7 +1,7 @@
 //===- mlgo/trace/policy_decisions.h - a policy over a recorded log -*- C++ -*-===//
 ///
 /// \file
-/// Runs a policy file (mlgo/policy/policy.h) over every observation of a
+/// Runs a policy file (mlgo/policy/policy_file.h) over every observation of a
 /// TrainingLogger log (a trace, or a capture of clang's stream), in order, as
 /// `mlgo-env policy decide` does: the C++ side of the check that the C++ and
 /// Python runners decide alike on the same observations.
@@ -10,7 +10,7 @@
 #ifndef MLGO_TRACE_POLICY_DECISIONS_H
 #define MLGO_TRACE_POLICY_DECISIONS_H
 
-#include "mlgo/policy/policy.h"
+#include "mlgo/policy/policy_runner.h"
 #include "mlgo/support/result.h"
 
 #include <cstdint>

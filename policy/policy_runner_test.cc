@@ -1,5 +1,5 @@
-//===- policy/policy_test.cc - policy files and the runner ------------------===//
-#include "mlgo/policy/policy.h"
+//===- policy/policy_runner_test.cc - decisions of bound policies ------------===//
+#include "policy_test_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,90 +7,13 @@
 #include <llvm/Support/JSON.h>
 
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <limits>
 
 namespace mlgo::policy {
 namespace {
 
-using protocol::ElementType;
-using protocol::TensorSpec;
+using namespace mlgo::policy::testing;
 using ::testing::HasSubstr;
-
-TensorSpec spec(const std::string& name, ElementType type, std::vector<int64_t> shape) {
-  return *TensorSpec::create(name, type, std::move(shape));
-}
-
-/// Observations for a list of specs: raw bytes per tensor, filled by name.
-class Observation {
-public:
-  explicit Observation(std::vector<TensorSpec> specs) : specs_(std::move(specs)) {
-    for (const auto& s : specs_)
-      bytes_.emplace_back(s.byteSize());
-  }
-  template <typename T> void set(const std::string& name, std::vector<T> values) {
-    for (size_t i = 0; i < specs_.size(); ++i)
-      if (specs_[i].name() == name) {
-        ASSERT_EQ(values.size() * sizeof(T), bytes_[i].size()) << name;
-        std::memcpy(bytes_[i].data(), values.data(), bytes_[i].size());
-        return;
-      }
-    FAIL() << "no feature " << name;
-  }
-  std::vector<std::span<const std::byte>> views() const { return {bytes_.begin(), bytes_.end()}; }
-  const std::vector<TensorSpec>& specs() const { return specs_; }
-
-private:
-  std::vector<TensorSpec> specs_;
-  std::vector<std::vector<std::byte>> bytes_;
-};
-
-std::vector<TensorSpec> inliningSpecs() {
-  return {spec("threshold", ElementType::kInt64, {1}),
-          spec("cost_estimate", ElementType::kInt64, {1}),
-          spec("callee_users", ElementType::kInt64, {1}),
-          spec("callee_embedding", ElementType::kFloat, {4}),
-          spec("inlining_default", ElementType::kInt64, {1})};
-}
-
-/// The anchored margin policy with shift `shift` and weight `w` on
-/// signed-log1p(callee_users).
-llvm::json::Object marginPolicy(double shift, double w = 0) {
-  using llvm::json::Array;
-  return llvm::json::Object{
-      {"format", "mlgo-env-policy"},
-      {"version", 2},
-      {"problem", "inlining"},
-      {"features", Array{"threshold", "cost_estimate", "inlining_default", "callee_users"}},
-      {"transforms", Array{"identity", "identity", "identity", "signed-log1p"}},
-      {"margin", llvm::json::Object{{"plus", "threshold"},
-                                    {"floor", 1},
-                                    {"minus", "cost_estimate"},
-                                    {"anchor", "inlining_default"},
-                                    {"epsilon", 0.5}}},
-      {"mean", Array{0, 0, 0, 1.5}},
-      {"std", Array{1, 1, 1, 2}},
-      {"layers", Array{llvm::json::Object{
-                     {"weights", Array{Array{1}, Array{0}, Array{0}, Array{0}, Array{w}}},
-                     {"bias", Array{shift}},
-                     {"activation", "linear"}}}},
-      {"decision", "logit>0"},
-      {"metadata", llvm::json::Object{}}};
-}
-
-std::string text(const llvm::json::Value& value) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << value;
-  return os.str();
-}
-
-Result<Policy> parseObject(const llvm::json::Object& obj) {
-  return Policy::parse(text(llvm::json::Object(obj)), "policy 'p.json'");
-}
 
 TEST(PolicyTest, AnchoredMarginAtZeroShiftIsTheDefault) {
   auto policy = parseObject(marginPolicy(0.0));
@@ -181,29 +104,6 @@ TEST(PolicyTest, FlipClassifierFlipsTheDefaultWhereTheLogitIsPositive) {
     obs.set<int64_t>("callee_users", {1000}); // z = (6.9 - 1.5) / 2 - 1 > 0: flip
     EXPECT_EQ(bound->decide(obs.views()), 1 - def);
   }
-}
-
-std::vector<TensorSpec> evictionSpecs() {
-  return {spec("mask", ElementType::kInt64, {1, 4}), spec("weight", ElementType::kFloat, {1, 4}),
-          spec("is_hint", ElementType::kInt64, {1, 4}), spec("progress", ElementType::kFloat, {1})};
-}
-
-llvm::json::Object evictionPolicy() {
-  using llvm::json::Array;
-  return llvm::json::Object{
-      {"format", "mlgo-env-policy"},
-      {"version", 3},
-      {"problem", "regalloc"},
-      {"features", Array{"weight", "is_hint", "progress"}},
-      {"transforms", Array{"identity", "identity", "identity"}},
-      {"mean", Array{0, 0, 0}},
-      {"std", Array{1, 1, 1}},
-      // logit = -weight + 10 * is_hint + progress
-      {"layers", Array{llvm::json::Object{{"weights", Array{Array{-1}, Array{10}, Array{1}}},
-                                          {"bias", Array{0}},
-                                          {"activation", "linear"}}}},
-      {"decision", "argmax-masked"},
-      {"mask", "mask"}};
 }
 
 TEST(PolicyTest, EvictionTakesTheBestAllowedCandidate) {
@@ -339,136 +239,6 @@ TEST(PolicyTest, BindNamesTheMissingOrMisshapenFeature) {
   bound = eviction->bind(wrong);
   ASSERT_FALSE(bound.ok());
   EXPECT_THAT(bound.error().message(), HasSubstr("no feature 'mask'"));
-}
-
-TEST(PolicyTest, CheckProblemNamesBoth) {
-  auto policy = parseObject(marginPolicy(0.0));
-  ASSERT_TRUE(policy.ok());
-  EXPECT_TRUE(policy->checkProblem("inlining").ok());
-  Status st = policy->checkProblem("regalloc");
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().message(), "policy 'p.json' is for problem 'inlining', not 'regalloc'");
-}
-
-struct Corruption {
-  std::function<void(llvm::json::Object&)> mutate;
-  std::string message;
-};
-
-TEST(PolicyTest, CorruptFilesNameTheField) {
-  using llvm::json::Array;
-  auto layer0 = [](llvm::json::Object& o) -> llvm::json::Object& {
-    return *(*o.getArray("layers"))[0].getAsObject();
-  };
-  std::vector<Corruption> cases = {
-      {[](auto& o) { o["format"] = "other"; }, "'format' is 'other', expected 'mlgo-env-policy'"},
-      {[](auto& o) { o.erase("format"); }, "'format' is None"},
-      {[](auto& o) { o["version"] = 7; }, "version 7 is not supported"},
-      {[](auto& o) { o["version"] = true; }, "version True is not supported"},
-      {[](auto& o) { o["problem"] = ""; }, "'problem' must name the problem"},
-      {[](auto& o) { o["problem"] = "regalloc-priority"; },
-       "problem 'regalloc-priority' has no policy form"},
-      {[](auto& o) {
-         o["features"] = Array{"a", "a", "b", "c"};
-       },
-       "'features' names a feature twice"},
-      {[](auto& o) { o["features"] = Array{}; }, "'features' must be a non-empty list of names"},
-      {[](auto& o) { o["transforms"] = Array{"identity"}; },
-       "'transforms' must list one transform per feature (4)"},
-      {[](auto& o) {
-         o["transforms"] = Array{"identity", "identity", "identity", "log"};
-       },
-       "unknown transform 'log' (known: signed-log1p, identity)"},
-      {[](auto& o) { (*o.getObject("margin"))["plus"] = "nope"; },
-       "'margin' plus 'nope' is not one of the features"},
-      {[](auto& o) { (*o.getObject("margin"))["floor"] = "1"; },
-       "'margin' floor must be a finite number"},
-      {[](auto& o) {
-         o["mean"] = Array{0, 0};
-       },
-       "'mean' has 2 values, expected 4"},
-      {[](auto& o) {
-         o["std"] = Array{1, 0, 1, 1};
-       },
-       "'std' must be positive"},
-      {[](auto& o) {
-         o["std"] = Array{1, "x", 1, 1};
-       },
-       "'std' must be a list of numbers"},
-      {[&](auto& o) { layer0(o)["activation"] = "sigmoid"; },
-       "layer 0: activation 'sigmoid' is not one of tanh, relu, linear"},
-      {[&](auto& o) { layer0(o).getArray("weights")->pop_back(); },
-       "layer 0: 'weights' must have 5 rows (one per input, the margin first)"},
-      {[&](auto& o) {
-         layer0(o)["bias"] = Array{1, 2};
-       },
-       "layer 0: 'bias' has 2 values"},
-      {[&](auto& o) {
-         (*layer0(o).getArray("weights"))[1] = Array{0, 1};
-       },
-       "layer 0: 'weights' row 1 has 2 values, expected 1"},
-      {[](auto& o) { o["layers"] = Array{}; }, "'layers' must be a non-empty list"},
-      {[](auto& o) { o["metadata"] = 3; }, "'metadata' must be an object"},
-      {[](auto& o) { o["decision"] = "argmax-masked"; },
-       "decision 'argmax-masked' is not one of logit>0, flip-default-if-logit>0"},
-      {[](auto& o) {
-         o["version"] = 3;
-         o["decision"] = "argmax-masked";
-       },
-       "decision 'argmax-masked' is for problem 'regalloc', not 'inlining'"},
-      {[](auto& o) { o["problem"] = "regalloc"; }, "'margin' is for inlining policies"},
-  };
-  for (const Corruption& c : cases) {
-    auto obj = marginPolicy(0.0);
-    c.mutate(obj);
-    auto policy = parseObject(obj);
-    ASSERT_FALSE(policy.ok()) << c.message;
-    EXPECT_EQ(policy.error().code(), ErrorCode::kParse);
-    EXPECT_THAT(policy.error().message(), HasSubstr("policy 'p.json': " + c.message));
-  }
-  auto obj = evictionPolicy();
-  obj["mask"] = "";
-  auto policy = parseObject(obj);
-  ASSERT_FALSE(policy.ok());
-  EXPECT_THAT(policy.error().message(), HasSubstr("'mask' must name the mask feature"));
-  obj = evictionPolicy();
-  obj["decision"] = "logit>0";
-  policy = parseObject(obj);
-  ASSERT_FALSE(policy.ok());
-  EXPECT_THAT(policy.error().message(),
-              HasSubstr("problem 'regalloc' policies decide with 'argmax-masked' (version 3), "
-                        "not 'logit>0'"));
-  obj = evictionPolicy();
-  obj["margin"] = llvm::json::Object{{"plus", "weight"}, {"minus", "is_hint"}, {"floor", 1}};
-  policy = parseObject(obj);
-  ASSERT_FALSE(policy.ok());
-  EXPECT_THAT(policy.error().message(), HasSubstr("'margin' is for inlining policies"));
-}
-
-TEST(PolicyTest, FilesThatAreNotPoliciesAreNamed) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("mlgo-policy-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto write = [&](const std::string& name, const std::string& body) {
-    std::ofstream(dir / name) << body;
-    return dir / name;
-  };
-  auto bad = Policy::load(write("bad.json", "{not json"));
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.error().message(),
-              HasSubstr("policy '" + (dir / "bad.json").string() + "' is not valid JSON: "));
-  auto array = Policy::load(write("array.json", "[1, 2]"));
-  ASSERT_FALSE(array.ok());
-  EXPECT_THAT(array.error().message(), HasSubstr("array.json': not a JSON object"));
-  auto missing = Policy::load(dir / "missing.json");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
-  EXPECT_THAT(missing.error().message(), HasSubstr("cannot read policy '"));
-  auto good = Policy::load(write("good.json", text(llvm::json::Object(marginPolicy(1.0)))));
-  ASSERT_TRUE(good.ok()) << good.error().message();
-  EXPECT_EQ(good->where(), "policy '" + (dir / "good.json").string() + "'");
-  EXPECT_EQ(good->version(), 2);
-  std::filesystem::remove_all(dir);
 }
 
 } // namespace
