@@ -37,7 +37,11 @@ Fails (exit 1), naming file, line and what it used, when:
      subfolder of src/, or a subfolder of src/ other than cli/;
   5. a module of python/mlgo_env/ imports (anywhere in the file, lazy imports
      too) a module of a higher Python layer or a command, or a folder of
-     python/mlgo_env/ is not a Python layer.
+     python/mlgo_env/ is not a Python layer;
+  6. anything outside research/ (the package, its tests, bench/, scripts/)
+     imports research: the package `research` or a module of research/ by its
+     name. research/ (diagnosis experiments) may import the package; nothing
+     depends on it.
 
 Usage: scripts/check_layers.py [--root DIR]    (default: the repository)
        scripts/check_layers.py --self-test     (checks that it catches each case)
@@ -88,6 +92,9 @@ PY_PACKAGES = {"policies": "policies", "cluster": "cluster", "tuning": "tuning",
                "train": "commands", "evaluate": "commands"}
 PY_COMMAND_MODULES = {"demo"}
 PY_PACKAGE = os.path.join("python", "mlgo_env")
+# research/ is imported by nothing; these folders are checked for it (rule 6).
+RESEARCH = "research"
+NOT_RESEARCH = [PY_PACKAGE, os.path.join("python", "tests"), "bench", "scripts"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 
@@ -294,11 +301,50 @@ def check_python(root, problems):
                                 f"{', '.join(PY_LAYERS[:PY_LAYERS.index(layer) + 1])})")
 
 
+def research_modules(root):
+    """The names a module of research/ is imported by: "research" and each module or
+    package directly in research/ (its scripts put research/ on their path)."""
+    names = {RESEARCH}
+    base = os.path.join(root, RESEARCH)
+    if os.path.isdir(base):
+        for name in os.listdir(base):
+            if name.endswith(".py"):
+                names.add(name[:-3])
+            elif os.path.isfile(os.path.join(base, name, "__init__.py")):
+                names.add(name)
+    return names
+
+
+def check_research(root, problems):
+    names = research_modules(root)
+    for folder in NOT_RESEARCH:
+        for path in walk_files(root, folder, (".py",)):
+            rel = relpath(root, path)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    tree = ast.parse(f.read(), filename=rel)
+            except (SyntaxError, ValueError) as e:
+                problems.append(f"{rel}: cannot be parsed: {e}")
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    used = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    used = [node.module]
+                else:
+                    continue
+                for name in used:
+                    if name.split(".")[0] in names:
+                        problems.append(f"{rel}:{node.lineno}: imports {name} of research/ "
+                                        f"(research imports the package; nothing imports it)")
+
+
 def check(root):
     problems = []
     check_includes(root, problems)
     check_cmake(root, problems)
     check_python(root, problems)
+    check_research(root, problems)
     return problems
 
 
@@ -338,6 +384,10 @@ def self_test():
         "python/mlgo_env/training/t.py": "from ..cluster import runner\nfrom .. import evaluate\n",
         "python/mlgo_env/train/__main__.py": "from ..training.train import main\n",
         "python/mlgo_env/wrappers/w.py": "\n",
+        "research/probe.py": "from mlgo_env.training import train\n",
+        "research/tests/test_probe.py": "import probe\n",
+        "bench/b.py": "import probe\n",
+        "scripts/s.py": "def f():\n    from research.probe import x\n",
     }
     expected = [
         'protocol/p.cc:2: protocol may not include "mlgo/env/e.h"',
@@ -360,6 +410,8 @@ def self_test():
         "python/mlgo_env/cluster/sub/d.py:2: python cluster may not import mlgo_env.demo",
         "python/mlgo_env/training/t.py:2: python training may not import mlgo_env.evaluate",
         "python/mlgo_env/wrappers: not a Python layer",
+        "bench/b.py:1: imports probe of research/",
+        "scripts/s.py:2: imports research.probe of research/",
     ]
     with tempfile.TemporaryDirectory(prefix="mlgo-check-layers-") as root:
         for name, text in files.items():

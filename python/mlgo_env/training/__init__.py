@@ -16,7 +16,7 @@
   options; regalloc_cloning.py (cloning the default), regalloc_anchor.py (the clone
   anchored on the host's emulation of the default), regalloc_baselines.py (its baselines);
   antithetic_es.py the ES it runs; regalloc_search.py: a per-function greedy search of
-  departures from the emulation (scripts/regalloc_ceiling.py's ceiling);
+  departures from the emulation (research/regalloc_ceiling.py's ceiling);
 - train_report.py, training_setup.py: bookkeeping, and what trainer and evaluator share.
 
 The top layer of the package: it may import the env API (``mlgo_env``), its policies

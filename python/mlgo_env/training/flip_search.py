@@ -1,5 +1,5 @@
 """Counterfactual search for single decisions worth changing (a diagnosis tool:
-scripts/flip_census.py).
+research/flip_census.py).
 
 For a module, the default trajectory is played once, recording each decision's
 features; then, for a sample of its decisions, the episode is replayed answering the

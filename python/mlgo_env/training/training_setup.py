@@ -37,7 +37,7 @@ def split_modules(modules: Sequence[str], validation_share: float, seed: int
 
 
 def add_diagnosis_arguments(parser: Any) -> None:
-    """The options the diagnosis scripts (scripts/flip_census.py, rollout_ceiling.py) share."""
+    """The options the diagnosis scripts (research/flip_census.py, rollout_ceiling.py) share."""
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--validation-share", type=float, default=0.2)

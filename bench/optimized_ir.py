@@ -16,7 +16,7 @@ script prints episodes per second (median and best), their ratio (target
 sides report the same default and policy score for every context (exit 1
 otherwise, or when the target is missed).
 
-Usage: scripts/bench_optimized_ir.py [--corpus DIR] [--problem regalloc|regalloc-priority]
+Usage: bench/optimized_ir.py [--corpus DIR] [--problem regalloc|regalloc-priority]
                                      [--jobs 2] [--rounds 3] [--module_filter RE]
 """
 import argparse

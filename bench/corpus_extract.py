@@ -20,7 +20,7 @@ to get a realistic count. Each method runs --repeat times (interleaved); the
 median wall time is reported, with the ratio objcopy / in-process. Outputs are
 checked to be byte-identical across methods.
 
-Usage: scripts/bench_corpus_extract.py [--build-dir build] [--copies 5]
+Usage: bench/corpus_extract.py [--build-dir build] [--copies 5]
        [--workers N] [--repeat 3] [--objcopy llvm-objcopy-22]
 """
 import argparse

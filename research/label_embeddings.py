@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Adds IR2Vec embeddings to a trainer's inlining labels, for scripts/label_transfer.py
+"""Adds IR2Vec embeddings to a trainer's inlining labels, for research/label_transfer.py
 --embeddings: does the callee's and caller's IR2Vec embedding tell, on a package not seen,
 which call sites a search would flip?
 
@@ -13,7 +13,7 @@ questions: every replayed decision's ``inlining_default`` and the other features
 compared with the label's row, and a module whose replay differs (or whose episode fails)
 is named and left out (its rows get NaN embeddings, which label_transfer drops).
 
-    PYTHONPATH=python /usr/bin/python3 scripts/label_embeddings.py OUTPUT.flips.npz \\
+    PYTHONPATH=python /usr/bin/python3 research/label_embeddings.py OUTPUT.flips.npz \\
         --corpus=CORPUS --output=EMB.npz [--workers=2] [--cache-dir=DIR]
 
 Writes EMB.npz: ``embeddings`` [rows, 2 x dim] aligned with the labels' rows (callee

@@ -13,7 +13,7 @@ beside it: each context's clang-default score and the emulation's) and prints ho
 steps are poisoned and whether the contexts whose score differs from clang's default are
 exactly those with poisoned steps.
 
-    /usr/bin/python3 scripts/regalloc_poisoned_steps.py TRACE
+    /usr/bin/python3 research/regalloc_poisoned_steps.py TRACE
 
 (build the trace first, e.g. `build/src/mlgo-env trace --problem=regalloc
 --corpus=/work/corpora/c-o2 --output=/tmp/ra.log --cache-dir=...`)

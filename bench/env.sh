@@ -6,8 +6,8 @@
 # CPU per observation, next to the kernel's floor for one blocking pipe
 # round trip on this machine (see env/env_bench.cc).
 #
-#   scripts/bench_env.sh                      # all problems, build/ tree
-#   MLGO_BUILD_DIR=dir scripts/bench_env.sh inlining --repeat=3 --temp-dir=/dev/shm
+#   bench/env.sh                      # all problems, build/ tree
+#   MLGO_BUILD_DIR=dir bench/env.sh inlining --repeat=3 --temp-dir=/dev/shm
 #
 # The first argument, if it is a problem name, selects one problem; the
 # remaining arguments go to env_bench (--repeat=N, --modules=N, --clang=PATH,

@@ -18,7 +18,7 @@ above a kept one; 0.5 is chance) beside the AUC of nearness to clang's boundary 
 package's decisions as the other packages flipped), the precision and recall. No clang,
 no episodes: minutes (one fit per package and weighting).
 
-    PYTHONPATH=python /usr/bin/python3 scripts/label_transfer.py OUTPUT.flips.npz \\
+    PYTHONPATH=python /usr/bin/python3 research/label_transfer.py OUTPUT.flips.npz \\
         [--hidden=16] [--min-positives=3]
 
 AUC is not bytes: a label is "this decision was part of the module's best trajectory",
@@ -136,7 +136,7 @@ def operating_point(scores: np.ndarray, positive: np.ndarray,
 
 
 def with_embeddings(labels: FlipSet, path: str, columns: bool) -> FlipSet:
-    """`labels` restricted to the decisions scripts/label_embeddings.py replayed, with
+    """`labels` restricted to the decisions research/label_embeddings.py replayed, with
     their IR2Vec embeddings appended as features when `columns`. Raises ValueError when
     the file was made from other labels."""
     d = np.load(path, allow_pickle=False)
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-positives", type=int, default=3,
                     help="packages with fewer flipped decisions are not held out alone")
     ap.add_argument("--embeddings", default=None,
-                    help="EMB.npz of scripts/label_embeddings.py: keep the decisions it "
+                    help="EMB.npz of research/label_embeddings.py: keep the decisions it "
                          "replayed and add the callee's and caller's IR2Vec embeddings")
     ap.add_argument("--embedding-columns", choices=("yes", "no"), default="yes",
                     help="with --embeddings: 'no' keeps only its rows (the comparison)")

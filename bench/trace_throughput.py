@@ -15,7 +15,7 @@ as a share of clang's CPU time in the same run (RUSAGE_CHILDREN of mlgo-env;
 target <= 1%), plus the share of plain clang's CPU and the host CPU per
 observation.
 
-Usage: scripts/bench_trace.py [--mlgo-env PATH] [--problem P|all] [--jobs 2]
+Usage: bench/trace_throughput.py [--mlgo-env PATH] [--problem P|all] [--jobs 2]
                               [--rounds 3] [--sampling-rate 1] [--module_filter RE]
 """
 import argparse

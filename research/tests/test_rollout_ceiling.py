@@ -1,4 +1,4 @@
-"""scripts/rollout_ceiling.py (the per-module yardstick in docs/training.md) on the
+"""research/rollout_ceiling.py (the per-module yardstick in docs/training.md) on the
 -Oz demo corpus with the real clang-22: a pass keeps only changes that shrink a module."""
 
 import os
@@ -15,7 +15,7 @@ def test_a_pass_never_makes_a_module_bigger(tmp_path):
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
                                            os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scripts", "rollout_ceiling.py"),
+        [sys.executable, os.path.join(ROOT, "research", "rollout_ceiling.py"),
          f"--corpus={corpus}", "--modules=4", "--max-decisions=40", "--passes=2",
          f"--cache-dir={tmp_path}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=900)

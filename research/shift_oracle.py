@@ -16,7 +16,7 @@ Plays clang's margin moved by each of --shifts (mlgo_env.tuning.baselines.shift_
   other packages' modules of that bucket (falling back to global). Both use only what a
   policy sees at a decision, so a positive result here is a policy one could write.
 
-    PYTHONPATH=python /usr/bin/python3 scripts/shift_oracle.py --corpus=DIR --trace=TRACE \\
+    PYTHONPATH=python /usr/bin/python3 research/shift_oracle.py --corpus=DIR --trace=TRACE \\
         [--shifts=-40,-30,-20,-10,-5,5,10,20] [--workers=2] [--cache-dir=D] [--csv=OUT]
 
 TRACE is a default trace of the corpus with its CSV beside it (e.g. a trainer's

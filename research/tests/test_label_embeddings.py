@@ -1,6 +1,6 @@
-"""scripts/label_embeddings.py with the real clang-22 on the -Oz demo corpus (a labels'
+"""research/label_embeddings.py with the real clang-22 on the -Oz demo corpus (a labels'
 trajectory, flipped decisions included, replayed with IR2Vec; a label row clang does not
-reproduce leaves its module out), and scripts/label_transfer.py --embeddings (no clang:
+reproduce leaves its module out), and research/label_transfer.py --embeddings (no clang:
 flips that only an embedding column decides)."""
 
 import importlib.util
@@ -15,11 +15,11 @@ from mlgo_env.training.training_setup import env_factory
 
 from test_train import demo_corpus
 
-SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
+RESEARCH = pathlib.Path(__file__).resolve().parents[1]
 
 
 def load(name):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, RESEARCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

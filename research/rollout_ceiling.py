@@ -13,7 +13,7 @@ Modules: a seeded sample of the *training* split (`mlgo_env.train`'s split with 
 seed and share; validation modules are never played) among those that make between 1 and
 `--max-decisions` decisions.
 
-    PYTHONPATH=python scripts/rollout_ceiling.py --corpus=DIR [--modules=200] \
+    PYTHONPATH=python research/rollout_ceiling.py --corpus=DIR [--modules=200] \
         [--max-decisions=150] [--passes=1] [--cache-dir=D]
 """
 

@@ -1,4 +1,4 @@
-"""scripts/label_transfer.py (the labels' transfer diagnosis), no clang: its AUC, and a
+"""research/label_transfer.py (the labels' transfer diagnosis), no clang: its AUC, and a
 run on labels whose flips one feature decides in every package."""
 
 import importlib.util
@@ -8,7 +8,7 @@ import numpy as np
 
 from mlgo_env.training.flip_search import FlipSet
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "label_transfer.py"
+SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "label_transfer.py"
 spec = importlib.util.spec_from_file_location("label_transfer", SCRIPT)
 label_transfer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(label_transfer)

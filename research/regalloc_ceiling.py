@@ -16,10 +16,10 @@ Modules: every module of the corpus, or a seeded sample of --modules; the search
 With --decisions=OUT.npz it records every step of the final incumbents (candidate rows,
 mask, the action, the emulation's choice as the last feature, the module, the
 departure's gain as a share of its module's default score) for
-scripts/regalloc_label_fit.py: can a network learn the departures on other packages?
+research/regalloc_label_fit.py: can a network learn the departures on other packages?
 --exclude-packages keeps packages out of the sample (e.g. the ones that check).
 
-    PYTHONPATH=python /usr/bin/python3 scripts/regalloc_ceiling.py --corpus=DIR \
+    PYTHONPATH=python /usr/bin/python3 research/regalloc_ceiling.py --corpus=DIR \
         [--modules=N] [--minutes=20] [--alternatives=2] [--poisoned-only] \
         [--exclude-packages=P,Q] [--decisions=OUT.npz] [--cache-dir=D]
 """

@@ -10,7 +10,7 @@ Rounds alternate A and B to share any machine noise; the median round counts.
 Prints functions/second for each and the ratio A/B.
 
 Usage:
-  scripts/bench_ir2vec.py [--build build] [--corpus DIR | (demo sources)] [--rounds 5]
+  bench/ir2vec.py [--build build] [--corpus DIR | (demo sources)] [--rounds 5]
 Without --corpus, the demo corpus sources are compiled to -O0 bitcode
 (clang-22 -O0 -Xclang -disable-O0-optnone) in a temporary directory.
 """

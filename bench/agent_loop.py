@@ -24,7 +24,7 @@ median wall times over --rounds, each path's ratio to plain, the ratio of
 the best runs (which a busy machine disturbs least), and the CPU time of this
 process (Python and the in-process environment) and of the compilers it ran.
 
-Usage: scripts/bench_agent_loop.py [--rounds 3] [--problem inlining|regalloc|all]
+Usage: bench/agent_loop.py [--rounds 3] [--problem inlining|regalloc|all]
                                    [--corpus DIR | --inlining-corpus DIR --regalloc-corpus DIR]
                                    [--modules N] [--paths plain,reference,...]
                                    [--mlgo-env build/src/mlgo-env]

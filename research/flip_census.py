@@ -7,7 +7,7 @@ same seed and share; validation modules are left out), the default once, then up
 `--flips` episodes per module that follow the default except at one random decision
 (mlgo_env.training.flip_search), and tabulates the rewards of those single flips.
 
-    PYTHONPATH=python scripts/flip_census.py --corpus=DIR [--modules=160] [--flips=8]
+    PYTHONPATH=python research/flip_census.py --corpus=DIR [--modules=160] [--flips=8]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ or clang's own default when the clang offers it), against the old fallback
 valid one). Both policies play every module of the corpus (default: the -O2
 demo corpus) through `mlgo-env --problem=regalloc` in one run.
 
-    python3 scripts/bench_regalloc_default.py --mlgo-env build/src/mlgo-env [--jobs 2]
+    python3 bench/regalloc_default.py --mlgo-env build/src/mlgo-env [--jobs 2]
 
 Per policy it prints:
   - identical functions: functions whose policy score equals the plain

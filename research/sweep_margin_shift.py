@@ -9,7 +9,7 @@ modules that make inlining decisions (the validation split of `mlgo_env.train` w
 same seed and share is left out), and prints the total-bytes change and the mean
 per-module reward of each against clang's default.
 
-    PYTHONPATH=python scripts/sweep_margin_shift.py --corpus=DIR --trace=TRACE \\
+    PYTHONPATH=python research/sweep_margin_shift.py --corpus=DIR --trace=TRACE \\
         [--modules=150] [--shifts=-40,-20,-10,-5,5,10,20,40] [--workers=2] [--seed=0]
 
 TRACE is a default trace of the corpus (`mlgo-env trace`, its CSV beside it); modules it

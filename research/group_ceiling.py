@@ -15,7 +15,7 @@ same seed and share) among those that make between 1 and --max-decisions decisio
 --all-modules samples the whole corpus instead (a development corpus none of whose
 modules is trained on).
 
-    PYTHONPATH=python scripts/group_ceiling.py --corpus=DIR [--modules=60] \
+    PYTHONPATH=python research/group_ceiling.py --corpus=DIR [--modules=60] \
         [--max-decisions=400] [--minutes=5] [--all-modules] [--shift=S] [--cache-dir=D]
 """
 

@@ -4,7 +4,7 @@ stage, stage-then-size; see --priority-fallback) against clang's default
 priority, on a corpus (default: the -O2 demo corpus), in one run: each is
 traced with `mlgo-env trace --problem=regalloc-priority --policy=fallback`.
 
-    python3 scripts/bench_priority_fallbacks.py --mlgo-env build/src/mlgo-env [--jobs 2]
+    python3 bench/priority_fallbacks.py --mlgo-env build/src/mlgo-env [--jobs 2]
 
 Per fallback: total ratio (sum of policy scores / sum of default scores over
 modules), module-mean reward (mean over modules of 1 - policy/default), and

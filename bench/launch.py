@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A real project's build through `mlgo-env launch` against the plain build, side by side.
 
-    /usr/bin/python3 scripts/bench_launch.py [--package zlib|<a CMake project>] [--rounds 3]
+    /usr/bin/python3 bench/launch.py [--package zlib|<a CMake project>] [--rounds 3]
         [--jobs 2]
         [--launcher build/src/mlgo-env-launch] [--work /tmp/mlgo-bench-launch]
 

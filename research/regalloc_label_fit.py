@@ -2,7 +2,7 @@
 """Diagnosis: can a policy network learn where the searched eviction decisions depart
 from the default's emulation, on packages it was not fitted to?
 
-Reads the decisions scripts/regalloc_ceiling.py --decisions wrote (every step of the
+Reads the decisions research/regalloc_ceiling.py --decisions wrote (every step of the
 searches' final incumbents; the last feature is the emulation's choice). Packages (a
 module's first path component) are split into --folds groups; for each, the cloning
 network (mlgo_env.training.regalloc_cloning: the trainer's, with the emulation as one more
@@ -22,7 +22,7 @@ its module's default score the search's departure saved) reaches it; the others 
 following the emulation, in fitting and in judging: are the big ones learnable? No clang;
 about ten seconds per fit.
 
-    PYTHONPATH=python /usr/bin/python3 scripts/regalloc_label_fit.py DECISIONS.npz \\
+    PYTHONPATH=python /usr/bin/python3 research/regalloc_label_fit.py DECISIONS.npz \\
         [--folds=4] [--oversample=1,3,8] [--min-gain=0,0.001] [--hidden=16] [--steps=300]
 """
 

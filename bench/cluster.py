@@ -24,7 +24,7 @@ results are identical, and derives what a task costs on a cluster:
 
 and from those the point where one scheduler saturates (see docs/cluster.md).
 
-Usage: scripts/bench_cluster.py --corpus DIR [--modules 300] [--rounds 2]
+Usage: bench/cluster.py --corpus DIR [--modules 300] [--rounds 2]
                                 [--policy FILE] [--seed 0] [--cache-dir DIR]
 """
 import argparse

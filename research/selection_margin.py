@@ -2,7 +2,7 @@
 """How far a trained inlining policy beat a constant shift on its run's check modules, in
 standard errors of the per-module differences (what `train --selection-z` compares).
 
-    PYTHONPATH=python /usr/bin/python3 scripts/selection_margin.py --policy=OUT \\
+    PYTHONPATH=python /usr/bin/python3 research/selection_margin.py --policy=OUT \\
         --corpus=DIR --check-packages=P,Q --shift=-20 [--seed=0 --check-modules=40]
 
 OUT is the policy a `python -m mlgo_env.train` run wrote (its OUT.trace.log and .csv
