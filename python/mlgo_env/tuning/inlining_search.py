@@ -130,23 +130,35 @@ def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
     active = [s for s in searches if s.queue][:limit]
     if not active:
         return []
-    players, keys = [], []
-    for s in active:
-        key = s.queue.pop(0)
-        s.tried.add(key)
-        keys.append(key)
-        players.append(GroupPlayer(names, s.flipped ^ {key}, s.shift))
-    results = pool.play([(s.module, p) for s, p in zip(active, players)])
-    for s, key, p, r in zip(active, keys, players, results):
-        if r.reward > s.reward + 1e-12:
-            s.gains[key] = r.reward - s.reward
-            s.flipped, s.best, s.reward, s.bytes = p.flipped, p, r.reward, r.policy_score
-            s.kept += 1
-            s.changed = True
-        else:
-            s.losses[key] = max(s.reward - r.reward, 0.0)
-        s.enqueue(p)
+    trials = [next_trial(s, names) for s in active]
+    results = pool.play([(s.module, p) for s, (_, p) in zip(active, trials)])
+    for s, (key, p), r in zip(active, trials, results):
+        settle(s, key, p, r)
     return results
+
+
+def next_trial(s: ModuleSearch, names: Sequence[str]) -> tuple[str, GroupPlayer]:
+    """Takes the next queued callee of `s`: (its key, the player flipping it on top of the
+    best set). The search must have a queue."""
+    key = s.queue.pop(0)
+    s.tried.add(key)
+    return key, GroupPlayer(names, s.flipped ^ {key}, s.shift)
+
+
+def settle(s: ModuleSearch, key: str, player: GroupPlayer, result: ep.EpisodeResult) -> bool:
+    """Keeps the trial of `key` when it shrank the module; queues the callees its
+    trajectory showed. Returns whether it was kept."""
+    kept = result.reward > s.reward + 1e-12
+    if kept:
+        s.gains[key] = result.reward - s.reward
+        s.flipped, s.best, s.reward, s.bytes = player.flipped, player, result.reward, \
+            result.policy_score
+        s.kept += 1
+        s.changed = True
+    else:
+        s.losses[key] = max(s.reward - result.reward, 0.0)
+    s.enqueue(player)
+    return kept
 
 
 def totals(searches: Sequence[ModuleSearch]) -> tuple[float, float]:

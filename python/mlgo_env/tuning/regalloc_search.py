@@ -114,15 +114,21 @@ class ModuleSearch:
     (``mlgo_env.make("regalloc")`` on the module's corpus)."""
 
     def __init__(self, env: Any, module: str, alternatives: int = 2,
-                 poisoned_only: bool = False, features: Sequence[str] | None = None) -> None:
+                 poisoned_only: bool = False, features: Sequence[str] | None = None,
+                 start: dict[str, list[int]] | None = None) -> None:
         """Plays the emulation once (raising as `step` does). `features`: record these
         per-candidate features of every step (float32 [33, len(features)] per step; one
-        value broadcasts)."""
+        value broadcasts). `start`: per function, the actions of an earlier incumbent to
+        play instead of the emulation (a resumed search; an action the mask refuses, and
+        every step past the list, follows the emulation)."""
         self.module, self.features = module, list(features) if features else None
         self.alternatives, self.poisoned_only = alternatives, poisoned_only
         self.episodes = 0
-        self.functions: dict[str, FunctionSearch] = {}
+        self.functions: dict[str, FunctionSearch] = {
+            name: FunctionSearch(name, 0.0, float("inf"), Trajectory(actions=list(actions)), [])
+            for name, actions in (start or {}).items()}
         scores, played = self._play(env, {})
+        self.functions = {}
         self.emulation = sum(s for s, _ in scores.values())
         self.default = sum(d for _, d in scores.values())
         for name, (score, default) in scores.items():

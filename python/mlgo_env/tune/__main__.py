@@ -1,0 +1,91 @@
+"""Tune your build: search each module's decisions and write a table the build applies.
+
+    python -m mlgo_env.tune --problem=inlining|regalloc --corpus=DIR --output=DIR \\
+        [--minutes=20] [--workers=2] [--resume] [--cache-dir=D] [--modules=REGEX]
+    python -m mlgo_env.tune status --tuning=DIR [--corpus=NEW] [--log=FILE]
+
+The first form searches (mlgo_env.tuning.session) and writes DIR/ (docs/tuning-format.md):
+a rerun skips the modules already tuned whose bitcode and command are unchanged; --resume
+also continues searches cut short by the clock or Ctrl-C. Its last lines are the mean
+per-module reward and ``total: default N, tuned M, change ±X.XX%``.
+
+The second says how much of a build the table covers: with --corpus, which modules of a
+newer corpus (`mlgo-env corpus build` of the edited project) are unchanged, changed or
+new; with the launcher's log (DIR/launch.log unless --log), which compiles of the last
+builds got their tuned decisions and which fell back, and why.
+
+Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from ..tuning import status as st
+from ..tuning.session import TuneOptions, tune
+from ..tuning.table import TableError
+
+
+def _tune(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.tune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--problem", required=True, choices=["inlining", "regalloc"])
+    p.add_argument("--corpus", required=True, help="the project's corpus (mlgo-env corpus build)")
+    p.add_argument("--output", required=True, help="the tuning directory to write")
+    p.add_argument("--minutes", type=float, default=20.0, help="the whole budget")
+    p.add_argument("--workers", type=int, default=2, help="environments at once")
+    p.add_argument("--resume", action="store_true",
+                   help="continue searches cut short by the clock or Ctrl-C")
+    p.add_argument("--cache-dir", help="the environment's baseline cache")
+    p.add_argument("--temp-dir", help="the compilers' scratch directory")
+    p.add_argument("--modules", help="only the modules whose names match this regex")
+    p.add_argument("--progress-every", type=float, default=15.0, help="seconds between lines")
+    a = p.parse_args(argv)
+    if a.minutes <= 0 or a.workers < 1:
+        p.error("--minutes must be positive and --workers at least 1")
+    o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
+                    a.cache_dir, a.temp_dir, a.progress_every)
+    if a.modules:
+        from .. import episodes as ep
+        try:
+            pattern = re.compile(a.modules)
+        except re.error as e:
+            p.error(f"--modules: {e}")
+        o.modules = [m for m in ep.corpus_modules(a.corpus) if pattern.search(m)]
+        if not o.modules:
+            print(f"tune: no module of {a.corpus} matches '{a.modules}'", file=sys.stderr)
+            return 1
+    try:
+        summary = tune(o, lambda line: print(line, flush=True))
+    except (ValueError, OSError, TableError) as e:
+        print(f"tune: {e}", file=sys.stderr)
+        return 1
+    return 130 if summary.interrupted else 0
+
+
+def _status(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.tune status")
+    p.add_argument("--tuning", required=True, help="the tuning directory")
+    p.add_argument("--corpus", help="a newer corpus of the project, to compare")
+    p.add_argument("--log", help="the launcher's log (default: TUNING/launch.log)")
+    a = p.parse_args(argv)
+    try:
+        for line in st.status_lines(a.tuning, a.corpus, a.log):
+            print(line)
+    except (ValueError, OSError, TableError) as e:
+        print(f"tune status: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "status":
+        return _status(argv[1:])
+    return _tune(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""What makes a tuned module the same module again: in a corpus, and in a compiler's stream.
+
+Two identities, for two readers (the format: docs/tuning-format.md):
+
+- **corpus identity** (:func:`module_identity`): SHA-256 of the module's bitcode and of
+  its command file. `python -m mlgo_env.tune` skips a module whose identity is unchanged,
+  and `tune status --corpus=NEW` says which modules of a newer corpus are still covered.
+- **stream identity** (:class:`StreamHash`): SHA-256 over the raw bytes of the identity
+  features of every observation the compiler sends while the recorded decisions are
+  answered, each observation's features in the sorted order of their names. The launcher
+  (``mlgo-env-launch --tuning=DIR``) computes the same hash as the build's compile runs:
+  the first observation's hash finds the module's entry, the whole stream's confirms it.
+  Same IR, flags and compiler give the same stream; an edit that changes any decision's
+  features changes it.
+
+The identity features are the compiler's own features, without the IR2Vec embeddings
+(callee_embedding, caller_embedding): the search reads them to name callees, but a build
+compiles without IR2Vec, and they are functions of the IR the other features already see.
+
+Pure functions and a small hashing object; no I/O except reading the module's files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+#: observation features that never enter a stream identity
+NOT_IDENTITY = frozenset({"callee_embedding", "caller_embedding"})
+
+
+def identity_features(names: Sequence[str]) -> list[str]:
+    """The identity features among an observation's feature `names`, sorted."""
+    return sorted(n for n in names if n not in NOT_IDENTITY)
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def module_identity(corpus: str, module: str) -> dict[str, str]:
+    """{"bitcode": sha256 of <m>.bc, "command": sha256 of <m>.cmd (or of nothing when the
+    corpus has a global command)}; OSError when the bitcode cannot be read."""
+    base = os.path.join(corpus, module)
+    command = base + ".cmd"
+    return {"bitcode": file_sha256(base + ".bc"),
+            "command": file_sha256(command) if os.path.exists(command)
+            else hashlib.sha256(b"").hexdigest()}
+
+
+def observation_bytes(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
+    """One observation's identity bytes: each feature's raw little-endian tensor, in
+    `features` order. KeyError naming a feature the observation lacks."""
+    parts = []
+    for name in features:
+        if name not in obs:
+            raise KeyError(f"the observation has no feature '{name}'")
+        value = np.ascontiguousarray(obs[name])
+        if value.dtype.byteorder == ">":
+            value = value.astype(value.dtype.newbyteorder("<"))
+        parts.append(value.tobytes())
+    return b"".join(parts)
+
+
+class StreamHash:
+    """Accumulates a stream identity, one observation at a time. `first` is the hex
+    SHA-256 of the first observation's bytes (None before any), `hexdigest()` the whole
+    stream's; `count` the observations seen."""
+
+    def __init__(self, features: Sequence[str]) -> None:
+        self.features = list(features)
+        self.first: str | None = None
+        self.count = 0
+        self._whole = hashlib.sha256()
+
+    def add(self, obs: Mapping[str, Any]) -> None:
+        data = observation_bytes(obs, self.features)
+        if self.first is None:
+            self.first = hashlib.sha256(data).hexdigest()
+        self._whole.update(data)
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        return self._whole.hexdigest()
+
+
+def entry_key(first: str) -> str:
+    """The table's file name stem for entries whose first observation hashes to `first`."""
+    return first[:16]
+
+
+def clang_identity(clang: str | None = None) -> dict[str, Any]:
+    """The compiler a table is made with: its resolved path, size and modification time
+    (the launcher's cheap check), and its `--version` first line (the launcher's check
+    when those differ). `clang`: a name or path; default clang-22 on PATH."""
+    import subprocess
+    name = clang or "clang-22"
+    found = shutil.which(name) if os.sep not in name else name
+    if not found:
+        raise FileNotFoundError(f"compiler '{name}' not found on PATH")
+    real = os.path.realpath(found)
+    st = os.stat(real)
+    out = subprocess.run([real, "--version"], capture_output=True, text=True, check=True)
+    return {"path": real, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "version": out.stdout.splitlines()[0].strip() if out.stdout else ""}

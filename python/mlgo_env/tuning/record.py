@@ -1,0 +1,111 @@
+"""Recording a module's best decisions as a table entry, and the session's report.
+
+The record episode plays the tuner's best decisions once more while hashing every
+observation's identity features (mlgo_env.tuning.identity): the entry holds the actions in
+the order clang asked, the first observation's hash (how the launcher finds the entry),
+the whole stream's (how it confirms the module) and the scores. The episode must score
+exactly what the search found (clang is deterministic for the same module, flags and
+decisions); one that does not gets no entry and is reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import threading
+from typing import Any, Callable, Sequence
+
+from .. import episodes as ep
+from .identity import StreamHash, identity_features
+from .state import load_states, save_state
+from .table import Entry, write_atomic
+from .tuner import ModuleTuner
+
+#: relative difference allowed between the search's score and the record's (regalloc
+#: scores are sums of doubles; inlining's are whole bytes and must match exactly)
+TOLERANCE = 1e-9
+
+
+class _Recorder:
+    """Wraps a decider: hashes each observation and keeps the actions answered."""
+
+    def __init__(self, decide: ep.Decide, features: Sequence[str]) -> None:
+        self.decide, self.hash, self.actions = decide, StreamHash(features), []
+
+    def __call__(self, obs: Any, info: dict) -> int:
+        self.hash.add(obs)
+        action = int(self.decide(obs, info))
+        self.actions.append(action)
+        return action
+
+
+def record_entry(env: Any, t: ModuleTuner) -> Entry:
+    """Plays `t`'s best decisions on `env`; ValueError when the episode does not score what
+    the search found."""
+    rec = _Recorder(t.decider(), identity_features(t.features))
+    result = ep.play_episode(env, t.module, rec)
+    expected = float(t.best_score)
+    if abs(result.policy_score - expected) > TOLERANCE * max(1.0, abs(expected)):
+        raise ValueError(f"replaying its best decisions scored {result.policy_score:.6g}, "
+                         f"not {expected:.6g}")
+    if rec.hash.first is None:
+        raise ValueError("replaying its best decisions made no decision")
+    return Entry(t.module, rec.actions, rec.hash.first, rec.hash.hexdigest(),
+                 float(result.default_score), float(result.policy_score))
+
+
+def record_all(envs: list[Any], o: Any, tuners: list[ModuleTuner], identities: dict,
+               _states: dict, say: Callable[[str], None]) -> None:
+    """Records every tuner whose best beats clang's and changed since its last record,
+    on all `envs` at once; writes each entry into its module's state."""
+    states, _ = load_states(o.output, o.problem)
+    todo = []
+    for t in tuners:
+        st = states.get(t.module)
+        if st is None or t.best_score is None or not t.has_decisions():
+            continue
+        wanted = t.beats_default() or t.problem == "inlining"
+        if not wanted:
+            if st.get("entry") is not None:
+                st["entry"], st["recorded_score"] = None, None
+                save_state(o.output, t.module, st)
+            continue
+        if st.get("entry") is not None and st.get("recorded_score") == t.best_score:
+            continue
+        todo.append((t, st))
+    lock = threading.Lock()
+
+    def work(env: Any) -> None:
+        while True:
+            with lock:
+                if not todo:
+                    return
+                t, st = todo.pop(0)
+            try:
+                entry = record_entry(env, t)
+                st["entry"], st["recorded_score"] = entry.to_json(), t.best_score
+            except Exception as e:  # the module keeps no entry; the build uses the fallback
+                st["entry"], st["recorded_score"] = None, None
+                st["failure"] = f"record: {e}"
+                say(f"tune: {t.module}: no table entry: {e}")
+            with lock:
+                save_state(o.output, t.module, st)
+
+    threads = [threading.Thread(target=work, args=(env,), daemon=True) for env in envs]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+
+def write_report(directory: str, rows: Sequence[tuple]) -> None:
+    """DIR/report.csv: module, default score, tuned score, reward, status, note."""
+    path = os.path.join(directory, "report.csv")
+    lines = [["module", "default_score", "tuned_score", "reward", "status", "note"]]
+    for module, default, tuned, status, note in rows:
+        reward = 1.0 - tuned / default if default else 0.0
+        lines.append([module, f"{default:.10g}", f"{tuned:.10g}", f"{reward:.6f}", status, note])
+    import io
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(lines)
+    write_atomic(path, buf.getvalue())

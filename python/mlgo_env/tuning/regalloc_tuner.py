@@ -1,0 +1,75 @@
+"""The regalloc tuner: per-function departures from the emulation of clang's eviction advisor.
+
+The search is mlgo_env.tuning.regalloc_search's: one episode tries one departure in every
+function of the module at once (a function's spill/reload cost depends only on its own
+decisions), keeping per function the trials that lower its cost. Clang-22 does not send
+its own eviction decision, so the search starts from the host's emulation of it; a module
+whose best still costs at least clang's own gets no table entry, and a build compiles it
+with clang's own decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import episodes as ep
+from .regalloc_search import ModuleSearch
+from .tuner import ModuleTuner, register
+
+#: columns a trial tries per step (evict nothing first, then the lightest interference)
+ALTERNATIVES = 2
+
+
+@register
+class RegallocTuner(ModuleTuner):
+    problem = "regalloc"
+
+    def __init__(self, module: str, features: list[str], state: dict[str, Any] | None) -> None:
+        super().__init__(module, features, state)
+        self.search: ModuleSearch | None = None
+        self._start = (state or {}).get("incumbents")
+
+    def play(self, env: Any) -> None:
+        if self.search is None:
+            self.search = ModuleSearch(env, self.module, ALTERNATIVES, start=self._start)
+            self.episodes += 1
+            self.default_score = self.search.default
+        else:
+            self.search.step(env)
+            self.episodes += 1
+        self.best_score = self.search.best
+
+    def done(self) -> bool:
+        return self.search is not None and self.search.done()
+
+    def has_decisions(self) -> bool:
+        return self.search is None or any(f.incumbent.actions
+                                          for f in self.search.functions.values())
+
+    def abandon(self, why: str) -> None:
+        super().abandon(why)
+        if self.search is not None:
+            self.search.abandon()
+
+    def decider(self) -> ep.Decide:
+        assert self.search is not None
+        incumbents = {n: list(f.incumbent.actions) for n, f in self.search.functions.items()}
+        counts: dict[str, int] = {}
+
+        def decide(obs: Any, info: dict) -> int:
+            name = info["context"]
+            j = counts.get(name, 0)
+            counts[name] = j + 1
+            actions = incumbents.get(name, [])
+            if j < len(actions) and np.asarray(obs["mask"]).reshape(-1)[actions[j]] == 1:
+                return actions[j]
+            return int(info["default_action"])
+        return decide
+
+    def state(self) -> dict[str, Any]:
+        if self.search is None:
+            return {"incumbents": self._start or {}}
+        return {"incumbents": {n: list(map(int, f.incumbent.actions))
+                               for n, f in self.search.functions.items()}}

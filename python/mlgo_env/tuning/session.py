@@ -1,0 +1,273 @@
+"""A tuning session: every module's search sharing the workers and the budget, then the table.
+
+:func:`tune` runs `workers` environments, each on a thread of its own. A free worker takes
+the most promising module that is not in flight and still has something to try: modules
+never played first (largest bitcode first: their clang score is not known yet), then the
+one with the highest score per episode it has had (default score / (1 + episodes): big and
+costly modules get more episodes, every module keeps moving). No worker waits while a
+module is left, so the budget is never idle.
+
+The search stops when every module is done or the budget (`minutes`, which also covers the
+record episodes that follow) runs out. Then each module whose best changed plays its best
+decisions once more, recording the stream identity and the actions
+(mlgo_env.tuning.record); the table (mlgo_env.tuning.table) is rewritten from the states.
+
+Blocks until done. KeyboardInterrupt stops it: episodes in flight finish, every state is
+saved as ``interrupted`` and the table keeps what was recorded (``--resume`` continues).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import episodes as ep
+from . import record
+from .identity import clang_identity, identity_features, module_identity
+from .state import load_states, save_state
+from .table import write_table
+from .tuner import ModuleTuner, tuner_class
+
+
+@dataclass
+class TuneOptions:
+    problem: str
+    corpus: str
+    output: str
+    minutes: float = 20.0
+    workers: int = 2
+    resume: bool = False
+    cache_dir: str | None = None
+    temp_dir: str | None = None
+    #: progress lines every this many seconds (0: none)
+    progress_every: float = 15.0
+    #: only these modules (default: the whole corpus)
+    modules: list[str] | None = None
+
+
+@dataclass
+class TuneSummary:
+    modules: int = 0
+    searched: int = 0
+    skipped: int = 0
+    entries: int = 0
+    episodes: int = 0
+    default_total: float = 0.0
+    tuned_total: float = 0.0
+    rewards: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def change(self) -> float:
+        return self.tuned_total / self.default_total - 1.0 if self.default_total else 0.0
+
+
+def make_env_factory(o: TuneOptions, options: dict[str, Any]) -> Callable[[], Any]:
+    import mlgo_env  # the env API; imported late so the table tools need no core
+
+    def make() -> Any:
+        kwargs: dict[str, Any] = {"corpus": o.corpus, "jobs": 1, **options}
+        if o.cache_dir:
+            kwargs["cache_dir"] = o.cache_dir
+        scratch = o.temp_dir or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
+        if scratch:
+            kwargs["temp_dir"] = scratch
+        return mlgo_env.make(o.problem, **kwargs)
+    return make
+
+
+class _Scheduler:
+    """Hands modules to worker threads (see the module's docstring). Thread-safe."""
+
+    def __init__(self, tuners: list[ModuleTuner], sizes: dict[str, int], end: float,
+                 workers: int) -> None:
+        self.tuners, self.sizes, self.end, self.workers = tuners, sizes, end, workers
+        self.busy: set[str] = set()
+        self.stop = False
+        self.lock = threading.Condition()
+        self.seconds: dict[str, float] = {}
+
+    def _record_reserve(self) -> float:
+        """Seconds the record episodes will take, spread over the workers."""
+        return sum(self.seconds.get(t.module, 0.0) / max(t.episodes, 1)
+                   for t in self.tuners if t.episodes) / self.workers
+
+    def _priority(self, t: ModuleTuner) -> tuple:
+        if t.episodes == 0:
+            return (1, self.sizes.get(t.module, 0))
+        return (0, (t.default_score or 0.0) / (1 + t.episodes))
+
+    def take(self) -> ModuleTuner | None:
+        with self.lock:
+            while True:
+                if self.stop or time.monotonic() + self._record_reserve() >= self.end:
+                    return None
+                free = [t for t in self.tuners if t.module not in self.busy and
+                        t.failure is None and not t.done() and t.has_decisions()]
+                if free:
+                    t = max(free, key=self._priority)
+                    self.busy.add(t.module)
+                    return t
+                if not self.busy:
+                    return None
+                self.lock.wait(1.0)
+
+    def give_back(self, t: ModuleTuner, seconds: float) -> None:
+        with self.lock:
+            self.busy.discard(t.module)
+            self.seconds[t.module] = self.seconds.get(t.module, 0.0) + seconds
+            self.lock.notify_all()
+
+
+def _worker(env: Any, sched: _Scheduler, save: Callable[[ModuleTuner, str], None],
+            say: Callable[[str], None]) -> None:
+    while True:
+        t = sched.take()
+        if t is None:
+            return
+        start = time.monotonic()
+        try:
+            t.play(env)
+        except Exception as e:  # an episode that failed ends that module's search only
+            t.abandon(f"{type(e).__name__}: {e}")
+            say(f"tune: {t.module}: search ended by a failed episode: {t.failure}")
+        finally:
+            sched.give_back(t, time.monotonic() - start)
+        if t.done() or t.failure:
+            save(t, "done" if t.failure is None else "interrupted")
+
+
+def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
+    """Tunes the corpus's modules into `o.output` (see the module's docstring)."""
+    started = time.monotonic()
+    end = started + o.minutes * 60.0
+    cls = tuner_class(o.problem)
+    summary = TuneSummary()
+    modules = o.modules or ep.corpus_modules(o.corpus)
+    identities = {m: module_identity(o.corpus, m) for m in modules}
+    states, problems = load_states(o.output, o.problem)
+    for line in problems:
+        say(f"tune: {line}")
+    envs = [make_env_factory(o, cls.env_options)() for _ in range(max(o.workers, 1))]
+    try:
+        space = envs[0].observation_space
+        features = list(getattr(space, "spaces", space).keys())
+        tuners, kept = [], {}
+        for m in modules:
+            st = states.get(m)
+            same = st is not None and st["identity"] == identities[m]
+            if same and (st["status"] == "done" or
+                         (st["status"] != "done" and not o.resume)):
+                kept[m] = st
+                continue
+            tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
+        summary.modules, summary.skipped = len(modules), len(kept)
+        say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search, "
+            f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {len(envs)} workers")
+        sizes = {m: os.path.getsize(os.path.join(o.corpus, m + ".bc")) for m in modules}
+        sched = _Scheduler(tuners, sizes, end, len(envs))
+        lock = threading.Lock()
+
+        def save(t: ModuleTuner, status: str) -> None:
+            with lock:
+                _save(o, t, status, identities[t.module], states.get(t.module))
+
+        threads = [threading.Thread(target=_worker, args=(env, sched, save, say), daemon=True)
+                   for env in envs]
+        for th in threads:
+            th.start()
+        try:
+            _watch(threads, sched, tuners, kept, started, end, o.progress_every, say)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            sched.stop = True
+            say("tune: interrupted; waiting for the episodes in flight, then saving")
+            for th in threads:
+                th.join()
+        for t in tuners:
+            status = "interrupted" if summary.interrupted or t.failure else \
+                ("done" if t.done() else "stopped")
+            if t.default_score is not None:
+                _save(o, t, status, identities[t.module], states.get(t.module))
+        if not summary.interrupted:
+            record.record_all(envs, o, tuners, identities, states, say)
+    finally:
+        for env in envs:
+            env.close()
+    return _finish(o, modules, features, summary, tuners, say)
+
+
+def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict | None
+          ) -> None:
+    same = old is not None and old["identity"] == identity
+    state = {"module": t.module, "problem": o.problem, "identity": identity, "status": status,
+             "default_score": t.default_score, "best_score": t.best_score,
+             "episodes": t.episodes + (old.get("episodes", 0) if same else 0),
+             "has_decisions": t.has_decisions(), "failure": t.failure, "search": t.state(),
+             "entry": None, "recorded_score": None}
+    if same and old.get("entry") is not None:
+        state["entry"], state["recorded_score"] = old["entry"], old.get("recorded_score")
+    save_state(o.output, t.module, state)
+
+
+def _watch(threads: list[threading.Thread], sched: _Scheduler, tuners: list[ModuleTuner],
+           kept: dict, started: float, end: float, every: float,
+           say: Callable[[str], None]) -> None:
+    shown = time.monotonic()
+    while any(th.is_alive() for th in threads):
+        for th in threads:
+            th.join(timeout=0.5)
+        now = time.monotonic()
+        if every and now - shown >= every:
+            shown = now
+            say(progress_line(tuners, started, end))
+
+
+def progress_line(tuners: list[ModuleTuner], started: float, end: float) -> str:
+    played = [t for t in tuners if t.default_score is not None and t.best_score is not None]
+    d = sum(t.default_score for t in played)
+    b = sum(min(t.best_score, t.default_score) for t in played)
+    episodes = sum(t.episodes for t in tuners)
+    now = time.monotonic()
+    done = sum(1 for t in tuners if t.done() or t.failure or not t.has_decisions())
+    return (f"tune: {done}/{len(tuners)} modules done, {episodes} episodes "
+            f"({episodes / max(now - started, 1e-9):.1f}/s), change "
+            f"{(b / d - 1.0) if d else 0.0:+.2%}, {max(end - now, 0.0) / 60:.1f} min left")
+
+
+def _finish(o: TuneOptions, modules: list[str], features: list[str], summary: TuneSummary,
+            tuners: list[ModuleTuner], say: Callable[[str], None]) -> TuneSummary:
+    states, _ = load_states(o.output, o.problem)
+    entries, rows = [], []
+    for m in modules:
+        st = states.get(m)
+        if st is None or st.get("default_score") is None:
+            continue
+        default = float(st["default_score"])
+        e = st.get("entry")
+        tuned = float(e["tuned_score"]) if e else default
+        if e:
+            from .table import Entry
+            entries.append(Entry.from_json(e, m))
+        if st.get("has_decisions", True) and default > 0:
+            summary.rewards.append(1.0 - tuned / default)
+        summary.default_total += default
+        summary.tuned_total += tuned
+        rows.append((m, default, tuned, st["status"], st.get("failure") or ""))
+    summary.searched = len(tuners)
+    summary.episodes = sum(t.episodes for t in tuners)
+    summary.failures = [f"{t.module}: {t.failure}" for t in tuners if t.failure]
+    summary.entries = write_table(o.output, o.problem, identity_features(features),
+                                  clang_identity(), entries)
+    record.write_report(o.output, rows)
+    mean = sum(summary.rewards) / len(summary.rewards) if summary.rewards else 0.0
+    say(f"tune: {summary.entries} modules in the table ({o.output}); "
+        f"{summary.episodes} episodes; mean per-module reward {mean:+.4f} "
+        f"over {len(summary.rewards)} modules")
+    say(f"total: default {summary.default_total:.6g}, tuned {summary.tuned_total:.6g}, "
+        f"change {summary.change:+.2%}")
+    return summary

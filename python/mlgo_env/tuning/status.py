@@ -1,0 +1,91 @@
+"""How much of a build a tuning table still covers (`python -m mlgo_env.tune status`).
+
+Two views, each a few lines of text:
+
+- against a newer corpus of the project (``--corpus``): each of its modules is *tuned*
+  (same bitcode and command as when tuned, with an entry: the build gets exactly the
+  tuned object), *clang's* (unchanged, but nothing beat clang's own decisions), *changed*
+  (same name, other bitcode or command: the build falls back) or *new*; tuned modules the
+  corpus no longer has are *gone*. Shares are of modules and of clang's score.
+- from the launcher's log (one JSON line per compile the launcher took; the last line of
+  each source counts): compiles that got their tuned decisions, and those that fell back
+  with the launcher's reason, each named.
+
+Raises TableError for a table or log that cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterator
+
+from .. import episodes as ep
+from .identity import module_identity
+from .state import load_states
+from .table import TableError, read_entries, read_manifest
+
+
+def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[str]:
+    manifest = read_manifest(tuning)
+    entries = {e.module: e for e in read_entries(tuning)}
+    states, problems = load_states(tuning, manifest["problem"])
+    yield (f"tuning {tuning}: {manifest['problem']}, {len(entries)} modules with tuned "
+           f"decisions, made with {manifest['clang'].get('version', '?')}")
+    for line in problems:
+        yield f"  {line}"
+    if corpus:
+        yield from corpus_lines(corpus, entries, states)
+    log = log or os.path.join(tuning, "launch.log")
+    if os.path.exists(log):
+        yield from log_lines(log)
+    elif corpus is None:
+        yield f"no launcher log at {log} (build with mlgo-env-launch --tuning={tuning})"
+
+
+def corpus_lines(corpus: str, entries: dict, states: dict) -> Iterator[str]:
+    kinds: dict[str, list[str]] = {"tuned": [], "clang's": [], "changed": [], "new": []}
+    weight: dict[str, float] = {k: 0.0 for k in kinds}
+    modules = ep.corpus_modules(corpus)
+    for m in modules:
+        s = states.get(m)
+        if s is None:
+            kind = "new"
+        elif s["identity"] != module_identity(corpus, m):
+            kind = "changed"
+        else:
+            kind = "tuned" if m in entries else "clang's"
+        kinds[kind].append(m)
+        weight[kind] += float((s or {}).get("default_score") or 0.0)
+    gone = sorted(set(entries) - set(modules))
+    total = sum(weight.values()) or 1.0
+    clangs = len(kinds["clang's"])
+    yield (f"corpus {corpus}: {len(modules)} modules: {len(kinds['tuned'])} tuned "
+           f"({weight['tuned'] / total:.1%} of clang's score), {clangs} "
+           f"unchanged with clang's own decisions, {len(kinds['changed'])} changed, "
+           f"{len(kinds['new'])} new; {len(gone)} tuned modules gone")
+    for kind in ("changed", "new"):
+        for m in kinds[kind]:
+            yield f"  {kind}: {m} (the build falls back to clang's decisions or --policy)"
+    for m in gone:
+        yield f"  gone: {m}"
+
+
+def log_lines(log: str) -> Iterator[str]:
+    last: dict[str, dict] = {}
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record.get("output") or record["source"]
+                last[key] = record
+            except (ValueError, KeyError, TypeError, AttributeError):
+                raise TableError(f"{log}:{n}: not a launcher log line") from None
+    tuned = [r for r in last.values() if r.get("outcome") == "tuned"]
+    other = [r for r in last.values() if r.get("outcome") != "tuned"]
+    yield (f"launcher log {log}: {len(last)} compiles, {len(tuned)} with their tuned "
+           f"decisions, {len(other)} fell back")
+    for r in sorted(other, key=lambda r: r.get("source", "")):
+        yield f"  fell back: {r.get('source')}: {r.get('why', r.get('outcome'))}"

@@ -1,0 +1,177 @@
+"""The tuning table: the decisions `python -m mlgo_env.tune` found, as the launcher reads them.
+
+Layout of a tuning directory (docs/tuning-format.md is the specification)::
+
+    DIR/tuning.json              the manifest: format, version, problem, identity features,
+                                 the compiler it was made with, module count
+    DIR/modules/<key>.json       the entries whose first observation hashes to <key>
+                                 (16 hex digits; usually one entry per file)
+    DIR/state/<module>.json      the search state of each module (tune's own; incremental
+                                 reruns and --resume read it; the launcher never does)
+    DIR/report.csv               module, default score, tuned score, reward, decisions, status
+
+An entry: ``{"module", "decisions", "actions" (base64 of one byte per decision), "first"
+(hex SHA-256 of the first observation), "stream" (hex SHA-256 of the whole stream),
+"default_score", "tuned_score"}``.
+
+Writers replace files atomically (write to a temporary name, then rename), so a reader
+never sees half a file. Readers raise :class:`TableError` naming the file for anything
+malformed. Not thread-safe; one writer per directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from .identity import entry_key
+
+FORMAT = "mlgo-env-tuning"
+ENTRIES_FORMAT = "mlgo-env-tuning-entries"
+VERSION = 1
+PROBLEMS = ("inlining", "regalloc")
+#: the largest action a table can hold (one byte per decision; regalloc's is 32)
+MAX_ACTION = 255
+
+
+class TableError(ValueError):
+    """A tuning directory or one of its files is missing, malformed or of another kind."""
+
+
+@dataclass
+class Entry:
+    module: str
+    actions: list[int]
+    first: str
+    stream: str
+    default_score: float
+    tuned_score: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"module": self.module, "decisions": len(self.actions),
+                "actions": base64.b64encode(bytes(self.actions)).decode("ascii"),
+                "first": self.first, "stream": self.stream,
+                "default_score": self.default_score, "tuned_score": self.tuned_score}
+
+    @staticmethod
+    def from_json(value: Any, where: str) -> "Entry":
+        if not isinstance(value, dict):
+            raise TableError(f"{where}: an entry is not an object")
+        try:
+            actions = list(base64.b64decode(value["actions"], validate=True))
+            entry = Entry(str(value["module"]), actions, str(value["first"]),
+                          str(value["stream"]), float(value["default_score"]),
+                          float(value["tuned_score"]))
+            decisions = int(value["decisions"])
+        except KeyError as e:
+            raise TableError(f"{where}: an entry has no '{e.args[0]}'") from e
+        except (ValueError, TypeError) as e:
+            raise TableError(f"{where}: a malformed entry: {e}") from e
+        if decisions != len(actions):
+            raise TableError(f"{where}: entry '{entry.module}' says {decisions} decisions "
+                             f"but holds {len(actions)} actions")
+        for name in ("first", "stream"):
+            digest = getattr(entry, name)
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+                raise TableError(f"{where}: entry '{entry.module}': '{name}' is not a "
+                                 "SHA-256 in hex")
+        return entry
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Writes `text` to `path` through a temporary file in the same directory."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_table(directory: str, problem: str, features: Sequence[str], clang: dict,
+                entries: Iterable[Entry]) -> int:
+    """Writes the manifest and every entry file of `directory`, removing entry files no
+    entry needs any more. Returns the number of entries."""
+    if problem not in PROBLEMS:
+        raise ValueError(f"no tuning table for problem '{problem}'")
+    by_key: dict[str, list[Entry]] = {}
+    for e in entries:
+        if any(a < 0 or a > MAX_ACTION for a in e.actions):
+            raise ValueError(f"{e.module}: an action outside 0..{MAX_ACTION}")
+        by_key.setdefault(entry_key(e.first), []).append(e)
+    modules_dir = os.path.join(directory, "modules")
+    os.makedirs(modules_dir, exist_ok=True)
+    for key, group in by_key.items():
+        group.sort(key=lambda e: e.module)
+        write_atomic(os.path.join(modules_dir, key + ".json"),
+                     json.dumps({"format": ENTRIES_FORMAT, "version": VERSION,
+                                 "entries": [e.to_json() for e in group]}) + "\n")
+    for name in os.listdir(modules_dir):
+        if name.endswith(".json") and name[:-5] not in by_key:
+            os.unlink(os.path.join(modules_dir, name))
+    manifest = {"format": FORMAT, "version": VERSION, "problem": problem,
+                "features": list(features), "clang": clang,
+                "modules": sum(len(g) for g in by_key.values())}
+    write_atomic(os.path.join(directory, "tuning.json"), json.dumps(manifest, indent=1) + "\n")
+    return manifest["modules"]
+
+
+def _load_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError as e:
+        raise TableError(f"{path}: no such file") from e
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TableError(f"{path}: not a tuning file: {e}") from e
+
+
+def read_manifest(directory: str) -> dict[str, Any]:
+    """The manifest of `directory`, checked; TableError naming the file otherwise."""
+    path = os.path.join(directory, "tuning.json")
+    m = _load_json(path)
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise TableError(f"{path}: not a tuning manifest (format is not '{FORMAT}')")
+    if m.get("version") != VERSION:
+        raise TableError(f"{path}: version {m.get('version')!r}; this reader knows {VERSION}")
+    if m.get("problem") not in PROBLEMS:
+        raise TableError(f"{path}: unknown problem {m.get('problem')!r}")
+    features = m.get("features")
+    if not isinstance(features, list) or not features or \
+            not all(isinstance(f, str) for f in features) or features != sorted(set(features)):
+        raise TableError(f"{path}: 'features' must be a sorted list of distinct names")
+    if not isinstance(m.get("clang"), dict):
+        raise TableError(f"{path}: no 'clang' object")
+    return m
+
+
+def read_entries(directory: str) -> list[Entry]:
+    """Every entry of `directory`; TableError naming the first bad file."""
+    modules_dir = os.path.join(directory, "modules")
+    out: list[Entry] = []
+    if not os.path.isdir(modules_dir):
+        return out
+    for name in sorted(os.listdir(modules_dir)):
+        if not name.endswith(".json"):
+            continue
+        path = os.path.join(modules_dir, name)
+        doc = _load_json(path)
+        if not isinstance(doc, dict) or doc.get("format") != ENTRIES_FORMAT or \
+                doc.get("version") != VERSION or not isinstance(doc.get("entries"), list):
+            raise TableError(f"{path}: not a tuning entries file of version {VERSION}")
+        for value in doc["entries"]:
+            e = Entry.from_json(value, path)
+            if entry_key(e.first) != name[:-5]:
+                raise TableError(f"{path}: entry '{e.module}' belongs in "
+                                 f"{entry_key(e.first)}.json")
+            out.append(e)
+    return out
