@@ -4,7 +4,6 @@ reproduce leaves its module out), and research/label_transfer.py --embeddings (n
 flips that only an embedding column decides)."""
 
 import importlib.util
-import pathlib
 
 import numpy as np
 
@@ -13,9 +12,9 @@ from mlgo_env.policies.policy import feature_row
 from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.training_setup import env_factory
 
+from research_paths import RESEARCH
 from test_train import demo_corpus
 
-RESEARCH = pathlib.Path(__file__).resolve().parents[1]
 
 
 def load(name):

@@ -2,13 +2,14 @@
 run on labels whose flips one feature decides in every package."""
 
 import importlib.util
-import pathlib
 
 import numpy as np
 
 from mlgo_env.training.flip_search import FlipSet
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "label_transfer.py"
+from research_paths import RESEARCH
+
+SCRIPT = RESEARCH / "label_transfer.py"
 spec = importlib.util.spec_from_file_location("label_transfer", SCRIPT)
 label_transfer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(label_transfer)

@@ -6,16 +6,17 @@ import re
 import subprocess
 import sys
 
-from test_train import ROOT, demo_corpus
+from research_paths import ROOT
+from test_train import demo_corpus
 
 
 def test_a_pass_never_makes_a_module_bigger(tmp_path):
     exe, corpus = demo_corpus()
     env = dict(os.environ, MLGO_ENV=exe,
-               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
+               PYTHONPATH=os.pathsep.join([str(ROOT / "python"),
                                            os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "research", "rollout_ceiling.py"),
+        [sys.executable, str(ROOT / "research" / "rollout_ceiling.py"),
          f"--corpus={corpus}", "--modules=4", "--max-decisions=40", "--passes=2",
          f"--cache-dir={tmp_path}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=900)
