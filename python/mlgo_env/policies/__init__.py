@@ -1,4 +1,5 @@
-"""Policies: the policy file format and its Python runner (policy.py), and the forms
+"""Policies: the policy file format (policy_file.py; docs/policy-format.md) and its Python
+runner (policy_runner.py), both re-exported by policy.py, and the forms
 the trainer searches (margin_policy.py: clang's margin moved by a shift and a few
 features; flip_classifier.py: the default except where a small network says "flip").
 
