@@ -15,7 +15,8 @@ from mlgo_env.policies.policy import (EMULATION_FEATURE, PolicyError, load_polic
 from mlgo_env.training import regalloc_anchor as ra
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
-from mlgo_env.training.antithetic_es import AntitheticES, centred_ranks
+from mlgo_env.policies.optimiser import centred_ranks
+from mlgo_env.training.antithetic_es import AntitheticES
 from mlgo_env.training.regalloc_train import Candidate, RegallocTrainer, choose, parse_args
 
 from test_train import run_module

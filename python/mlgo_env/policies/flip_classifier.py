@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .adam import adam_step
+from .optimiser import adam_step, standardisation
 from .policy import DEFAULT_FEATURE, Layer, Policy, transform
 
 FLIP_DECISION = "flip-default-if-logit>0"
@@ -69,13 +69,6 @@ class Fit:
     train_loss: float
 
 
-def standardisation(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    t = transform(rows)
-    if len(t) == 0:
-        return np.zeros(t.shape[1]), np.ones(t.shape[1])
-    return t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
-
-
 def label_weights(rewards: np.ndarray) -> np.ndarray:
     """The fit's sample weights for labels with signed `rewards`: |reward|, floored so a
     label worth nothing still counts a little."""
@@ -96,7 +89,7 @@ def fit(problem: str, features: Sequence[str], rows: np.ndarray, labels: np.ndar
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     w = w / max(w.sum(), 1e-12)
     if mean is None or std is None:
-        mean, std = standardisation(rows)
+        mean, std = standardisation(transform(rows))
     x = (transform(rows) - mean) / std
     rng = np.random.default_rng(seed)
     n_in = x.shape[1]

@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .adam import adam_step
+from .optimiser import adam_step, standardisation
 from .margin_policy import MARGIN_MINUS, MARGIN_PLUS, margin_spec
 from .policy import DEFAULT_FEATURE, Layer, Policy, PolicyError, margin_column, transform
 
@@ -186,13 +186,6 @@ def _scored(space: ResidualSpace, u: np.ndarray, rows: np.ndarray, decisions: np
     m = margin_column(rows, space.features, MARGIN_SPEC) + shift
     return Fit(space, u, float(np.mean((space.logits(u, rows) > 0) == label)),
                float(np.mean((m > 0) == label)))
-
-
-def standardisation(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, std) of transformed rows, std at least 1e-3 (0 and 1 without rows)."""
-    if not len(t):
-        return np.zeros(t.shape[1]), np.ones(t.shape[1])
-    return t.mean(axis=0), np.maximum(t.std(axis=0), 1e-3)
 
 
 def fit_bagged(problem: str, features: Sequence[str], rows: np.ndarray,

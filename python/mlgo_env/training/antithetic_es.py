@@ -21,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..policies.optimiser import centred_ranks
+
 
 @dataclass
 class AntitheticES:
@@ -57,18 +59,3 @@ class AntitheticES:
         move = self.step * g
         self.theta = self.theta + move
         return float(np.linalg.norm(move))
-
-
-def centred_ranks(values: np.ndarray) -> np.ndarray:
-    """Each value's rank mapped linearly onto [-0.5, 0.5] (equal values share their mean
-    rank)."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size < 2:
-        return np.zeros(values.size)
-    order = np.argsort(values, kind="stable")
-    ranks = np.empty(values.size)
-    ranks[order] = np.arange(values.size, dtype=np.float64)
-    for v in np.unique(values):  # ties: the mean of their ranks
-        same = values == v
-        ranks[same] = ranks[same].mean()
-    return ranks / (values.size - 1) - 0.5

@@ -24,7 +24,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..policies.adam import adam_step
+from ..policies.optimiser import adam_step, standardisation as column_standardisation
 from ..policies.policy import Layer, Policy
 from ..trace_log import read_observations
 from ..tuning.regalloc_search import candidate_rows
@@ -121,10 +121,7 @@ def load_decisions(trace_path: str, modules: Sequence[str], per_module: int,
 def standardisation(d: Decisions) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard deviation of each feature over the allowed candidate rows (a
     constant feature gets std 1)."""
-    rows = d.rows[d.allowed].astype(np.float64)
-    mean = rows.mean(axis=0) if rows.size else np.zeros(len(d.features))
-    std = rows.std(axis=0) if rows.size else np.ones(len(d.features))
-    return mean, np.where(std > 1e-9, std, 1.0)
+    return column_standardisation(d.rows[d.allowed], floor=1e-9, constant=1.0)
 
 
 def policy_of(features: Sequence[str], mean: np.ndarray, std: np.ndarray, w1: np.ndarray,
