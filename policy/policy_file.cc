@@ -9,12 +9,10 @@
 #include "mlgo/policy/policy_file.h"
 
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <tuple>
 
 namespace mlgo::policy {
@@ -354,17 +352,19 @@ Result<Policy> Policy::load(const std::filesystem::path& path) {
   if (!ec && size > kMaxPolicyFileBytes)
     return makeError(ErrorCode::kParse, "policy '{}' is larger than {} MiB", path.string(),
                      kMaxPolicyFileBytes >> 20);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    int error = errno;
-    return makeError(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kIo,
-                     "cannot read policy '{}': {}", path.string(), std::strerror(error));
+  // MemoryBuffer reports what the system said: a directory, a missing file
+  // and a read error are refused as such, never read as empty text.
+  auto buffer = llvm::MemoryBuffer::getFile(path.string(), /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    std::error_code error = buffer.getError();
+    return makeError(error == std::errc::no_such_file_or_directory ? ErrorCode::kNotFound
+                                                                   : ErrorCode::kIo,
+                     "cannot read policy '{}': {}", path.string(), error.message());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return makeError(ErrorCode::kIo, "cannot read policy '{}': read error", path.string());
-  return parse(text.str(), fmt::format("policy '{}'", path.string()));
+  llvm::StringRef text = (*buffer)->getBuffer();
+  return parse(std::string_view(text.data(), text.size()),
+               fmt::format("policy '{}'", path.string()));
 }
 
 Status Policy::checkProblem(std::string_view problem) const {

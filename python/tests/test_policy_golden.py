@@ -117,3 +117,13 @@ def test_files_over_the_size_limit_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(policy_file, "MAX_FILE_BYTES", 100)
     with pytest.raises(PolicyError, match=r"big.json' is larger than"):
         load_policy(path)
+
+
+def test_files_that_cannot_be_read_are_named(tmp_path):
+    """As the C++ reader: the system's reason, a directory is not read as empty text."""
+    (tmp_path / "directory.json").mkdir()
+    for name, reason in (("missing.json", "No such file or directory"),
+                         ("directory.json", "Is a directory")):
+        with pytest.raises(PolicyError) as refused:
+            load_policy(tmp_path / name)
+        assert str(refused.value) == f"cannot read policy '{tmp_path / name}': {reason}"
