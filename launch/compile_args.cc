@@ -147,6 +147,7 @@ struct Scan {
   bool compile = false;
   std::optional<std::string> passThrough;
   std::vector<std::pair<std::string, std::optional<std::string>>> inputs; ///< (path, -x language)
+  std::string output; ///< -o FILE / -oFILE (the last one)
 };
 
 void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
@@ -168,6 +169,14 @@ void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
     if (arg.size() == 2 && i + 1 < args.size())
       value = args[++i];
     language = value == "none" ? std::nullopt : std::optional(value);
+    return;
+  }
+  if (arg == "-o" && i + 1 < args.size()) {
+    scan.output = args[++i];
+    return;
+  }
+  if (arg.starts_with("-o") && arg.size() > 2 && !contains(kTakesValue, arg)) {
+    scan.output = arg.substr(2);
     return;
   }
   if (contains(kTakesValue, arg) && i + 1 < args.size())
@@ -194,6 +203,7 @@ CallKind classifyCall(std::span<const std::string> args) {
     }
   }
   CallKind kind;
+  kind.output = scan.output;
   if (scan.inputs.size() == 1)
     kind.source = scan.inputs[0].first;
   if (scan.passThrough)

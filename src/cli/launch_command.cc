@@ -15,11 +15,14 @@
 
 #include "mlgo/launch/compile_args.h"
 #include "mlgo/launch/launcher.h"
+#include "mlgo/launch/tuned_launch.h"
 
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
 
 namespace mlgo::cli {
 namespace {
@@ -27,6 +30,9 @@ namespace {
 struct LaunchFlags {
   launch::LaunchOptions options;
   std::string policy;
+  std::string tuning;
+  std::string log;
+  bool noLog = false;
   double compileTimeoutSeconds = 600;
   bool explain = false;
 };
@@ -36,10 +42,47 @@ void say(const std::string& message) {
   std::fflush(stderr);
 }
 
+/// A compile with a tuning table (mlgo/launch/tuned_launch.h).
+int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
+                 const policy::Policy* fallback, support::CleanupScope& scope) {
+  auto table = launch::TuningTable::open(flags.tuning);
+  if (!table.ok()) {
+    say(kind.source + ": " + table.error().message());
+    return 1;
+  }
+  launch::TunedLaunch tuned;
+  tuned.table = &*table;
+  tuned.fallback = fallback;
+  tuned.output = kind.output;
+  if (!flags.noLog)
+    tuned.log = flags.log.empty() ? std::filesystem::path(flags.tuning) / "launch.log"
+                                  : std::filesystem::path(flags.log);
+  auto outcome = launch::runTuned(flags.options, kind.source, tuned, scope);
+  if (!outcome.ok()) {
+    say(kind.source + ": " + outcome.error().message());
+    return 2;
+  }
+  if (scope.cleanupBegan())
+    return outcome->outcome.exitCode;
+  if (outcome->outcome.error)
+    say(outcome->outcome.error->message());
+  else if (flags.explain)
+    say(outcome->tuned ? kind.source + ": tuned decisions of module '" + outcome->module + "'"
+                       : kind.source + ": fallback: " + outcome->why);
+  if (!outcome->note.empty())
+    say(kind.source + ": " + outcome->note);
+  return outcome->outcome.exitCode;
+}
+
 int runLaunch(LaunchFlags& flags) {
   auto& options = flags.options;
   if (options.command.empty()) {
-    say("no compiler: use mlgo-env launch --policy=FILE -- COMPILER ARGS...");
+    say("no compiler: use mlgo-env launch --policy=FILE|--tuning=DIR -- COMPILER ARGS...");
+    return 2;
+  }
+  if (flags.policy.empty() && flags.tuning.empty()) {
+    say("give --policy=FILE, --tuning=DIR, or both (the policy then answers what the "
+        "table does not have)");
     return 2;
   }
   if (!(flags.compileTimeoutSeconds > 0)) {
@@ -58,14 +101,20 @@ int runLaunch(LaunchFlags& flags) {
     say(st.error().message());
     return 127;
   }
-  auto policy = policy::Policy::load(flags.policy);
-  if (!policy.ok()) {
-    say(kind.source + ": " + policy.error().message());
-    return 1;
+  std::optional<policy::Policy> policy;
+  if (!flags.policy.empty()) {
+    auto loaded = policy::Policy::load(flags.policy);
+    if (!loaded.ok()) {
+      say(kind.source + ": " + loaded.error().message());
+      return 1;
+    }
+    policy.emplace(std::move(*loaded));
   }
   std::signal(SIGPIPE, SIG_IGN);
   support::CleanupScope scope;
   InterruptGuard interrupts("mlgo-env launch", scope);
+  if (!flags.tuning.empty())
+    return runWithTable(flags, kind, policy ? &*policy : nullptr, scope);
   auto outcome = launch::runInteractive(options, kind.source, *policy, scope);
   if (!outcome.ok()) {
     say(kind.source + ": " + outcome.error().message());
@@ -79,7 +128,14 @@ int runLaunch(LaunchFlags& flags) {
 
 /// The launcher's options, on `mlgo-env launch` or on mlgo-env-launch itself.
 void addLaunchOptions(CLI::App* launch, LaunchFlags& flags) {
-  launch->add_option("--policy", flags.policy, "the policy file")->required();
+  launch->add_option("--policy", flags.policy,
+                     "the policy file (with --tuning: what answers modules the table lacks)");
+  launch->add_option("--tuning", flags.tuning,
+                     "a tuning directory (python -m mlgo_env.tune): each module gets its "
+                     "recorded decisions");
+  launch->add_option("--log", flags.log,
+                     "with --tuning: where each compile's line goes (default: DIR/launch.log)");
+  launch->add_flag("--no-log", flags.noLog, "with --tuning: write no log line");
   launch->add_option("--problem", flags.options.problem,
                      "inlining | regalloc (default: the policy's problem)");
   launch

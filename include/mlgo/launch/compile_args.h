@@ -34,6 +34,8 @@ struct CallKind {
   bool interactive = false;
   /// The one input (set when there is exactly one, even if it passes through).
   std::string source;
+  /// The object it writes (`-o FILE`), as given; empty when the call names none.
+  std::string output;
   /// Why the call passes through ("no -c", "-E", "2 inputs", ...); empty when
   /// interactive.
   std::string reason;

@@ -1,0 +1,83 @@
+//===- mlgo/launch/tuned_launch.h - a tuning table inside a real build -*- C++ -*-===//
+///
+/// \file
+/// `mlgo-env-launch --tuning=DIR [--policy=FALLBACK] -- COMPILER ARGS...`: a
+/// compile the launcher takes (compile_args.h) runs in interactive mode, and
+/// the first decision the compiler asks about tells which module it is:
+///
+/// 1. The compiler must be the table's (tuning_table.h): same resolved path,
+///    size and modification time, or else the same `--version` first line.
+/// 2. The stream identity of the first observation (stream_identity.h) looks
+///    up the module's entry; several entries with that first observation are
+///    told apart by the object path (the entry whose module name the output
+///    path ends with).
+/// 3. Found: every decision is answered with the recorded action, each
+///    checked by the problem's rules first (an eviction index must be allowed
+///    by the mask). At the end the whole stream must hash to the entry's and
+///    the decision count match: then the object is the one tune measured.
+/// 4. Not found (a new or changed module, other flags, another compiler):
+///    the fallback answers, from the first decision: the policy, or clang's
+///    own decisions (inlining: the `inlining_default` clang sends, which gives
+///    the plain object; regalloc: clang-22 does not send its eviction
+///    decision, so the compile is run again without the launcher's flags).
+/// 5. Found but departing (more decisions than recorded, a recorded decision
+///    the rules refuse, another stream): the compiler is killed and the
+///    compile runs again with the fallback, from the start.
+///
+/// A table file that cannot be read or is malformed fails the compile, naming
+/// the file: never a silent fallback, never a wrong object. Every other
+/// failure is as for a policy launch (launcher.h): the compiler is killed,
+/// the fifo directory removed, the message names the source.
+///
+/// Each compile appends one JSON line to `log` (when set): {"source",
+/// "output", "outcome": "tuned" | "fallback" | "failed", "module", "why"};
+/// `python -m mlgo_env.tune status` summarises it. The line is written with
+/// one write() on an O_APPEND descriptor, so concurrent compiles do not
+/// interleave; a log that cannot be written is reported in `note` only.
+///
+/// Blocks until the compile (and a rerun) has ended; single-threaded.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_LAUNCH_TUNED_LAUNCH_H
+#define MLGO_LAUNCH_TUNED_LAUNCH_H
+
+#include "mlgo/launch/launcher.h"
+#include "mlgo/launch/tuning_table.h"
+
+#include <filesystem>
+#include <string>
+
+namespace mlgo::launch {
+
+struct TunedLaunch {
+  /// The table; must outlive the call.
+  const TuningTable* table = nullptr;
+  /// What answers a module the table does not have; null = clang's own.
+  const policy::Policy* fallback = nullptr;
+  /// The object the compile writes (`-o`), as the build gave it; may be empty.
+  std::string output;
+  /// Where the compile's line goes; empty = nowhere.
+  std::filesystem::path log;
+};
+
+struct TunedOutcome {
+  LaunchOutcome outcome;
+  /// The compile got the recorded decisions of `module`.
+  bool tuned = false;
+  std::string module;
+  /// Why it fell back (empty when tuned).
+  std::string why;
+  /// A problem with the log, to report (empty when none).
+  std::string note;
+};
+
+/// Runs one compile with `tuned.table` (see the file comment). Errors
+/// (kInvalidArgument) only for a table of a problem the launcher does not
+/// know or a fallback policy of another problem; what goes wrong with the
+/// compile, including a bad table file, is in the outcome.
+Result<TunedOutcome> runTuned(const LaunchOptions& options, const std::string& source,
+                              const TunedLaunch& tuned, support::CleanupScope& scope);
+
+} // namespace mlgo::launch
+
+#endif // MLGO_LAUNCH_TUNED_LAUNCH_H

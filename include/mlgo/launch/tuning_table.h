@@ -1,0 +1,99 @@
+//===- mlgo/launch/tuning_table.h - the decisions tune found ------*- C++ -*-===//
+///
+/// \file
+/// The reader of a tuning directory, written by `python -m mlgo_env.tune`
+/// (docs/tuning-format.md is the specification; python/mlgo_env/tuning/table.py
+/// the writer):
+///
+///     DIR/tuning.json         {"format": "mlgo-env-tuning", "version": 1,
+///                              "problem": "inlining", "features": [sorted names],
+///                              "clang": {"path", "size", "mtime_ns", "version"},
+///                              "modules": N}
+///     DIR/modules/<key>.json  {"format": "mlgo-env-tuning-entries", "version": 1,
+///                              "entries": [{"module": "src/a.o", "decisions": 3,
+///                                           "actions": "AQAB", "first": <sha256 hex>,
+///                                           "stream": <sha256 hex>,
+///                                           "default_score": 120, "tuned_score": 96}]}
+///
+/// <key> is the first 16 hex digits of `first`, the SHA-256 of the first
+/// observation's identity features (stream_identity.h); `actions` is base64
+/// of one byte per decision, in the order the compiler asks.
+///
+/// Errors are values naming the file: a manifest or entries file that is
+/// missing, truncated, of another format or version, or inconsistent (a
+/// count that disagrees with the actions, a digest that is not 64 hex
+/// digits, an entry filed under another key) is kInvalidArgument (kIo when
+/// it cannot be read). A key with no file is no error: no entry.
+///
+/// Immutable after open(); lookups read one small file each. Thread-safe.
+///
+//===----------------------------------------------------------------------===//
+#ifndef MLGO_LAUNCH_TUNING_TABLE_H
+#define MLGO_LAUNCH_TUNING_TABLE_H
+
+#include "mlgo/support/result.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mlgo::launch {
+
+/// One module's tuned decisions.
+struct TuningEntry {
+  std::string module;
+  std::vector<uint8_t> actions;
+  std::string first;  ///< SHA-256 hex of the first observation's identity bytes.
+  std::string stream; ///< SHA-256 hex of every observation's identity bytes.
+  double defaultScore = 0;
+  double tunedScore = 0;
+};
+
+/// The compiler a table was made with.
+struct CompilerStamp {
+  std::string path;    ///< Resolved (realpath) executable.
+  uint64_t size = 0;   ///< Its size in bytes...
+  int64_t mtimeNs = 0; ///< ...and modification time: the cheap check.
+  std::string version; ///< First line of `--version`: the check when those differ.
+};
+
+struct TuningManifest {
+  std::string problem;
+  std::vector<std::string> features; ///< Identity features, sorted, distinct.
+  CompilerStamp compiler;
+  uint64_t modules = 0;
+};
+
+/// Parses a manifest's text; `where` names it in errors.
+Result<TuningManifest> parseManifest(std::string_view text, const std::string& where);
+
+/// Parses an entries file's text; `key` is the file's stem (every entry's
+/// `first` must start with it); `where` names it in errors.
+Result<std::vector<TuningEntry>> parseEntries(std::string_view text, std::string_view key,
+                                              const std::string& where);
+
+class TuningTable {
+public:
+  /// Reads DIR/tuning.json.
+  static Result<TuningTable> open(const std::filesystem::path& dir);
+
+  const TuningManifest& manifest() const { return manifest_; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+  /// The entries whose first observation hashes to `firstHex` (64 hex
+  /// digits): those of DIR/modules/<key>.json whose `first` equals it.
+  Result<std::vector<TuningEntry>> lookup(std::string_view firstHex) const;
+
+private:
+  TuningTable(std::filesystem::path dir, TuningManifest manifest)
+      : dir_(std::move(dir)), manifest_(std::move(manifest)) {}
+
+  std::filesystem::path dir_;
+  TuningManifest manifest_;
+};
+
+} // namespace mlgo::launch
+
+#endif // MLGO_LAUNCH_TUNING_TABLE_H

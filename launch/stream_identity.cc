@@ -1,0 +1,66 @@
+//===- launch/stream_identity.cc - which module a compile is ----------------===//
+#include "mlgo/launch/stream_identity.h"
+
+#include <llvm/ADT/ArrayRef.h>
+#include <llvm/Support/SHA256.h>
+
+namespace mlgo::launch {
+
+struct StreamIdentity::Hashes {
+  llvm::SHA256 whole;
+};
+
+std::string toHex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
+                                              std::span<const std::string> features) {
+  StreamIdentity identity;
+  for (const std::string& name : features) {
+    auto index = header.featureIndex(name);
+    if (!index)
+      return makeError(ErrorCode::kNotFound,
+                       "the compiler does not send the feature '{}' the table identifies "
+                       "modules by",
+                       name);
+    identity.order_.push_back(*index);
+  }
+  identity.hashes_ = std::make_unique<Hashes>();
+  return identity;
+}
+
+StreamIdentity::StreamIdentity(StreamIdentity&&) noexcept = default;
+StreamIdentity& StreamIdentity::operator=(StreamIdentity&&) noexcept = default;
+StreamIdentity::~StreamIdentity() = default;
+
+void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
+  auto bytesOf = [](std::span<const std::byte> t) {
+    return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(t.data()), t.size());
+  };
+  if (count_ == 0) {
+    llvm::SHA256 alone;
+    for (size_t i : order_)
+      alone.update(bytesOf(tensors[i]));
+    auto digest = alone.final();
+    first_ = toHex(digest);
+  }
+  for (size_t i : order_)
+    hashes_->whole.update(bytesOf(tensors[i]));
+  ++count_;
+}
+
+std::string StreamIdentity::whole() const {
+  llvm::SHA256 copy = hashes_->whole;
+  auto digest = copy.final();
+  return toHex(digest);
+}
+
+} // namespace mlgo::launch

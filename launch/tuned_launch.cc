@@ -1,0 +1,331 @@
+//===- launch/tuned_launch.cc - a tuning table inside a real build ----------===//
+#include "mlgo/launch/tuned_launch.h"
+
+#include "answering.h"
+#include "mlgo/launch/stream_identity.h"
+#include "mlgo/support/subprocess.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace mlgo::launch {
+namespace {
+
+/// `program` as execvp would find it, resolved; empty when not found.
+std::string resolveProgram(const std::string& program) {
+  std::string found;
+  if (program.find('/') != std::string::npos) {
+    found = program;
+  } else if (const char* path = std::getenv("PATH")) {
+    std::string_view rest(path);
+    while (found.empty()) {
+      size_t colon = rest.find(':');
+      std::string dir(rest.substr(0, colon));
+      std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+      if (::access(candidate.c_str(), X_OK) == 0)
+        found = candidate;
+      if (colon == std::string_view::npos)
+        break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  if (found.empty())
+    return {};
+  char* real = ::realpath(found.c_str(), nullptr);
+  std::string out = real ? real : found;
+  std::free(real);
+  return out;
+}
+
+/// The first line `program --version` prints; empty when it cannot run.
+std::string versionOf(const std::string& program, support::CleanupScope& scope) {
+  support::SpawnOptions spawn;
+  spawn.argv = {program, "--version"};
+  auto child = support::Subprocess::spawn(scope, spawn);
+  if (!child.ok())
+    return {};
+  if (!(*child)->waitUntil(support::Clock::now() + std::chrono::seconds(30)).ok())
+    return {};
+  std::string text = (*child)->outputText();
+  return text.substr(0, text.find('\n'));
+}
+
+/// Why the compiler is not the table's; empty when it is.
+std::string compilerMismatch(const std::string& program, const CompilerStamp& stamp,
+                             support::CleanupScope& scope) {
+  std::string real = resolveProgram(program);
+  struct stat st {};
+  if (!real.empty() && real == stamp.path && ::stat(real.c_str(), &st) == 0 &&
+      static_cast<uint64_t>(st.st_size) == stamp.size &&
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec ==
+          stamp.mtimeNs)
+    return {};
+  std::string version = versionOf(program, scope);
+  if (!version.empty() && version == stamp.version)
+    return {};
+  return fmt::format("the table was made with '{}', this compiler is '{}'", stamp.version,
+                     version.empty() ? program : version);
+}
+
+/// Answers one compile from the table (see the header): looks the module up
+/// at the first decision, replays it, or hands over to the fallback.
+class TableAnswerer {
+public:
+  TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned)
+      : problem_(problem), tuned_(tuned) {
+    if (tuned.fallback)
+      policyAnswerer_.emplace(problem, *tuned.fallback);
+  }
+
+  /// An error is a failure of the compile (a bad table file, a fallback
+  /// policy that does not fit); a departure only sets rerun().
+  Status answer(env::CompilerSession& session, const env::Observation& observation) {
+    if (!rules_)
+      MLGO_TRY(start(session, observation));
+    if (entry_) {
+      identity_->add(observation.tensors);
+      return replay(session, observation);
+    }
+    if (policyAnswerer_)
+      return policyAnswerer_->answer(session, observation);
+    auto decision = rules_->defaultDecision(observation);
+    if (!decision) { // No decision of clang's to give: run the compile plainly.
+      rerun_ = true;
+      return Status::success();
+    }
+    advice_.resize(rules_->actionSpec().byteSize());
+    MLGO_TRY(rules_->encode(*decision, advice_));
+    return session.answer(advice_);
+  }
+
+  /// After the stream ended: whether a replay matched the entry throughout.
+  void checkEnd() {
+    if (!entry_ || rerun_)
+      return;
+    if (identity_->count() != entry_->actions.size())
+      depart(fmt::format("{} decisions, {} recorded", identity_->count(),
+                         entry_->actions.size()));
+    else if (identity_->whole() != entry_->stream)
+      depart("the compiler's stream differs from the tuned one");
+  }
+
+  bool rerun() const { return rerun_; }
+  bool tuned() const { return entry_.has_value() && !rerun_; }
+  const std::string& why() const { return why_; }
+  std::string module() const { return entry_ ? entry_->module : std::string(); }
+
+private:
+  Status start(env::CompilerSession& session, const env::Observation& observation) {
+    auto rules = problem_.bind(*session.header(), env::ProblemOptions{});
+    if (!rules.ok())
+      return rules.error();
+    rules_ = *rules;
+    auto identity =
+        StreamIdentity::create(*session.header(), tuned_.table->manifest().features);
+    if (!identity.ok()) {
+      why_ = identity.error().message();
+      return Status::success();
+    }
+    identity_.emplace(std::move(*identity));
+    identity_->add(observation.tensors);
+    auto entries = tuned_.table->lookup(identity_->first());
+    if (!entries.ok())
+      return entries.error();
+    if (entries->empty()) {
+      why_ = "no tuned module makes this first decision (a new or changed module, other "
+             "flags, or one tune left out)";
+      return Status::success();
+    }
+    entry_ = pick(std::move(*entries));
+    identity_.emplace(std::move(*StreamIdentity::create(*session.header(),
+                                                        tuned_.table->manifest().features)));
+    return Status::success();
+  }
+
+  /// Of several entries, the one whose module the object path ends with.
+  TuningEntry pick(std::vector<TuningEntry> entries) const {
+    for (auto& e : entries) {
+      const std::string& out = tuned_.output;
+      if (out.size() >= e.module.size() &&
+          out.compare(out.size() - e.module.size(), e.module.size(), e.module) == 0)
+        return std::move(e);
+    }
+    return std::move(entries.front());
+  }
+
+  Status replay(env::CompilerSession& session, const env::Observation& observation) {
+    uint64_t step = identity_->count() - 1;
+    if (step >= entry_->actions.size()) {
+      depart(fmt::format("more decisions than the {} recorded", entry_->actions.size()));
+      return Status::success();
+    }
+    env::ActionValue action(static_cast<int64_t>(entry_->actions[step]));
+    if (Status st = rules_->validate(observation, action); !st.ok()) {
+      depart(fmt::format("the recorded decision {} is refused: {}", step, st.error().message()));
+      return Status::success();
+    }
+    advice_.resize(rules_->actionSpec().byteSize());
+    MLGO_TRY(rules_->encode(action, advice_));
+    return session.answer(advice_);
+  }
+
+  void depart(std::string why) {
+    rerun_ = true;
+    why_ = "module '" + entry_->module + "' departs from its tuned decisions: " + why;
+  }
+
+  const env::Problem& problem_;
+  const TunedLaunch& tuned_;
+  std::optional<Answerer> policyAnswerer_;
+  std::shared_ptr<const env::BoundProblem> rules_;
+  std::optional<StreamIdentity> identity_;
+  std::optional<TuningEntry> entry_;
+  std::vector<std::byte> advice_;
+  bool rerun_ = false;
+  std::string why_;
+};
+
+/// Runs the compiler as the build asked, without the launcher's flags.
+LaunchOutcome runPlain(const LaunchOptions& options, const std::string& source,
+                       support::CleanupScope& scope) {
+  support::SpawnOptions spawn;
+  spawn.argv = options.command;
+  spawn.inheritOutput = true;
+  auto child = support::Subprocess::spawn(scope, spawn);
+  if (!child.ok())
+    return LaunchOutcome{127, child.error().withContext(source), 0};
+  Status waited = (*child)->waitUntil(support::Clock::now() + options.compileTimeout);
+  if (!waited.ok()) {
+    (*child)->kill();
+    return LaunchOutcome{1, waited.error().withContext(source), 0};
+  }
+  const auto& exit = *(*child)->exitStatus();
+  if (!exit.exited)
+    return LaunchOutcome{1, makeError(ErrorCode::kIo, "{}: the compiler was {}", source,
+                                      exit.describe()),
+                         0};
+  return LaunchOutcome{exit.code, std::nullopt, 0};
+}
+
+/// The compile again, from the start, with the fallback.
+Result<LaunchOutcome> runFallback(const LaunchOptions& options, const std::string& source,
+                                  const TunedLaunch& tuned, support::CleanupScope& scope) {
+  if (tuned.fallback)
+    return runInteractive(options, source, *tuned.fallback, scope);
+  return runPlain(options, source, scope);
+}
+
+/// Appends the compile's line to the log; a message when that failed.
+std::string appendLog(const TunedLaunch& tuned, const std::string& source,
+                      const TunedOutcome& result) {
+  if (tuned.log.empty())
+    return {};
+  llvm::json::Object line{
+      {"source", source},
+      {"output", tuned.output},
+      {"outcome", result.outcome.error ? "failed" : (result.tuned ? "tuned" : "fallback")},
+      {"module", result.module},
+      {"why", result.outcome.error ? result.outcome.error->message() : result.why}};
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << llvm::json::Value(std::move(line)) << "\n";
+  out.flush();
+  int fd = ::open(tuned.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return fmt::format("cannot write the log '{}': {}", tuned.log.string(), std::strerror(errno));
+  ssize_t written = ::write(fd, text.data(), text.size());
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size()))
+    return fmt::format("cannot write the log '{}'", tuned.log.string());
+  return {};
+}
+
+/// The interactive compile with the table answering; reruns when it must.
+Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Problem& problem,
+                                     const std::string& source, const TunedLaunch& tuned,
+                                     support::CleanupScope& scope) {
+  TunedOutcome result;
+  Started started = startInteractive(options, problem, source, scope);
+  if (auto* outcome = std::get_if<LaunchOutcome>(&started)) {
+    result.outcome = *outcome;
+    return result;
+  }
+  auto session = std::move(std::get<std::unique_ptr<env::CompilerSession>>(started));
+  TableAnswerer answerer(problem, tuned);
+  env::Observation observation;
+  for (;;) {
+    auto event = session->next(observation);
+    Status st = event.ok() ? Status::success() : Status(event.error());
+    if (st.ok() && *event == env::SessionEvent::kEnd)
+      break;
+    if (st.ok())
+      st = answerer.answer(*session, observation);
+    if (!st.ok()) {
+      session->abort();
+      result.outcome = failed(*session, source, st.error());
+      return result;
+    }
+    if (answerer.rerun())
+      break;
+  }
+  if (answerer.rerun()) {
+    session->abort();
+    session.reset();
+  } else {
+    result.outcome = finishOutcome(*session, source);
+    answerer.checkEnd();
+  }
+  result.why = answerer.why();
+  if (answerer.rerun() && !result.outcome.error) {
+    auto again = runFallback(options, source, tuned, scope);
+    if (!again.ok())
+      return again.error();
+    result.outcome = *again;
+    return result;
+  }
+  result.tuned = answerer.tuned();
+  result.module = answerer.module();
+  return result;
+}
+
+} // namespace
+
+Result<TunedOutcome> runTuned(const LaunchOptions& options, const std::string& source,
+                              const TunedLaunch& tuned, support::CleanupScope& scope) {
+  if (!tuned.table)
+    return makeError(ErrorCode::kInvalidArgument, "launch: no tuning table");
+  auto problem = env::findProblem(tuned.table->manifest().problem);
+  if (!problem.ok())
+    return problem.error();
+  if (tuned.fallback)
+    MLGO_TRY(tuned.fallback->checkProblem((*problem)->name()));
+  if (options.command.empty())
+    return makeError(ErrorCode::kInvalidArgument, "launch: no compiler command");
+  TunedOutcome result;
+  std::string mismatch =
+      compilerMismatch(options.command[0], tuned.table->manifest().compiler, scope);
+  if (!mismatch.empty()) {
+    auto outcome = runFallback(options, source, tuned, scope);
+    if (!outcome.ok())
+      return outcome.error();
+    result.outcome = *outcome;
+    result.why = mismatch;
+  } else {
+    auto answered = answerFromTable(options, **problem, source, tuned, scope);
+    if (!answered.ok())
+      return answered.error();
+    result = std::move(*answered);
+  }
+  result.note = appendLog(tuned, source, result);
+  return result;
+}
+
+} // namespace mlgo::launch

@@ -1,0 +1,187 @@
+//===- launch/tuning_table.cc - reading a tuning directory ------------------===//
+#include "mlgo/launch/tuning_table.h"
+
+#include "mlgo/protocol/observation_codec.h"
+
+#include <llvm/Support/JSON.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace mlgo::launch {
+namespace {
+
+constexpr std::string_view kFormat = "mlgo-env-tuning";
+constexpr std::string_view kEntriesFormat = "mlgo-env-tuning-entries";
+constexpr int64_t kVersion = 1;
+
+Error bad(const std::string& where, const std::string& what) {
+  return makeError(ErrorCode::kInvalidArgument, "tuning file '{}': {}", where, what);
+}
+
+bool isDigest(std::string_view text) {
+  if (text.size() != 64)
+    return false;
+  for (char c : text)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+  return true;
+}
+
+Result<llvm::json::Object> parseObject(std::string_view text, const std::string& where,
+                                       std::string_view format) {
+  auto value = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!value)
+    return bad(where, "not JSON: " + llvm::toString(value.takeError()));
+  auto* object = value->getAsObject();
+  if (!object)
+    return bad(where, "not a JSON object");
+  auto found = object->getString("format");
+  if (!found || *found != llvm::StringRef(format.data(), format.size()))
+    return bad(where, fmt::format("its format is not '{}'", format));
+  auto version = object->getInteger("version");
+  if (!version || *version != kVersion)
+    return bad(where, fmt::format("version {}; this launcher reads version {}",
+                                  version ? std::to_string(*version) : "missing", kVersion));
+  return std::move(*object);
+}
+
+Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view key,
+                               const std::string& where) {
+  const auto* o = value.getAsObject();
+  if (!o)
+    return bad(where, "an entry is not an object");
+  TuningEntry entry;
+  auto module = o->getString("module");
+  auto decisions = o->getInteger("decisions");
+  auto actions = o->getString("actions");
+  auto first = o->getString("first");
+  auto stream = o->getString("stream");
+  auto defaultScore = o->getNumber("default_score");
+  auto tunedScore = o->getNumber("tuned_score");
+  if (!module || !decisions || !actions || !first || !stream || !defaultScore || !tunedScore)
+    return bad(where, "an entry lacks one of module, decisions, actions, first, stream, "
+                      "default_score, tuned_score (or has one of the wrong type)");
+  entry.module = module->str();
+  auto bytes = protocol::decodeBase64(std::string_view(actions->data(), actions->size()));
+  if (!bytes.ok())
+    return bad(where, "entry '" + entry.module + "': actions: " + bytes.error().message());
+  entry.actions.reserve(bytes->size());
+  for (std::byte b : *bytes)
+    entry.actions.push_back(static_cast<uint8_t>(b));
+  if (*decisions < 0 || static_cast<uint64_t>(*decisions) != entry.actions.size())
+    return bad(where, fmt::format("entry '{}' says {} decisions but holds {} actions",
+                                  entry.module, *decisions, entry.actions.size()));
+  entry.first = first->str();
+  entry.stream = stream->str();
+  if (!isDigest(entry.first) || !isDigest(entry.stream))
+    return bad(where, "entry '" + entry.module + "': first and stream must be SHA-256 in hex");
+  if (!key.empty() && std::string_view(entry.first).substr(0, key.size()) != key)
+    return bad(where, "entry '" + entry.module + "' is filed under another key");
+  entry.defaultScore = *defaultScore;
+  entry.tunedScore = *tunedScore;
+  return entry;
+}
+
+Result<std::string> readText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return makeError(ErrorCode::kIo, "tuning file '{}': cannot be read", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return makeError(ErrorCode::kIo, "tuning file '{}': read failed", path.string());
+  return text.str();
+}
+
+} // namespace
+
+Result<TuningManifest> parseManifest(std::string_view text, const std::string& where) {
+  auto object = parseObject(text, where, kFormat);
+  if (!object.ok())
+    return object.error();
+  TuningManifest manifest;
+  auto problem = object->getString("problem");
+  if (!problem || (*problem != "inlining" && *problem != "regalloc"))
+    return bad(where, "'problem' must be \"inlining\" or \"regalloc\"");
+  manifest.problem = problem->str();
+  const auto* features = object->getArray("features");
+  if (!features || features->empty())
+    return bad(where, "'features' must be a non-empty list of names");
+  for (const auto& f : *features) {
+    auto name = f.getAsString();
+    if (!name)
+      return bad(where, "'features' must hold names");
+    if (!manifest.features.empty() && !(manifest.features.back() < name->str()))
+      return bad(where, "'features' must be sorted and distinct");
+    manifest.features.push_back(name->str());
+  }
+  const auto* clang = object->getObject("clang");
+  if (!clang)
+    return bad(where, "no 'clang' object");
+  auto path = clang->getString("path");
+  auto size = clang->getInteger("size");
+  auto mtime = clang->getInteger("mtime_ns");
+  auto version = clang->getString("version");
+  if (!path || !size || !mtime || !version)
+    return bad(where, "'clang' needs path, size, mtime_ns and version");
+  manifest.compiler = {path->str(), static_cast<uint64_t>(*size), *mtime, version->str()};
+  auto modules = object->getInteger("modules");
+  if (!modules || *modules < 0)
+    return bad(where, "'modules' must be a count");
+  manifest.modules = static_cast<uint64_t>(*modules);
+  return manifest;
+}
+
+Result<std::vector<TuningEntry>> parseEntries(std::string_view text, std::string_view key,
+                                              const std::string& where) {
+  auto object = parseObject(text, where, kEntriesFormat);
+  if (!object.ok())
+    return object.error();
+  const auto* entries = object->getArray("entries");
+  if (!entries)
+    return bad(where, "no 'entries' list");
+  std::vector<TuningEntry> out;
+  out.reserve(entries->size());
+  for (const auto& value : *entries) {
+    auto entry = parseEntry(value, key, where);
+    if (!entry.ok())
+      return entry.error();
+    out.push_back(std::move(*entry));
+  }
+  return out;
+}
+
+Result<TuningTable> TuningTable::open(const std::filesystem::path& dir) {
+  auto path = dir / "tuning.json";
+  auto text = readText(path);
+  if (!text.ok())
+    return text.error();
+  auto manifest = parseManifest(*text, path.string());
+  if (!manifest.ok())
+    return manifest.error();
+  return TuningTable(dir, std::move(*manifest));
+}
+
+Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) const {
+  if (!isDigest(firstHex))
+    return makeError(ErrorCode::kInvalidArgument, "not a SHA-256 digest: '{}'", firstHex);
+  std::string key(firstHex.substr(0, 16));
+  auto path = dir_ / "modules" / (key + ".json");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return std::vector<TuningEntry>{};
+  auto text = readText(path);
+  if (!text.ok())
+    return text.error();
+  auto entries = parseEntries(*text, key, path.string());
+  if (!entries.ok())
+    return entries.error();
+  std::vector<TuningEntry> matching;
+  for (auto& e : *entries)
+    if (e.first == firstHex)
+      matching.push_back(std::move(e));
+  return matching;
+}
+
+} // namespace mlgo::launch

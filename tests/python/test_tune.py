@@ -1,0 +1,257 @@
+"""`python -m mlgo_env.tune` and `mlgo-env-launch --tuning` in real builds (ctest, label clang).
+
+tests/data/launch_project is captured with `mlgo-env corpus build -- make` at -Oz, tuned
+for a short while with the real clang-22, then built again by make (mlgo-env-launch) and by
+CMake (`mlgo-env launch`, other object paths) with the table:
+
+- every object has exactly the executable bytes tune reported for its module, and at least
+  one is smaller than clang's own (so the check could fail); the programs print the same;
+- editing one source so that its decisions change makes that module, and only it, fall
+  back to clang's own decisions (its object is the plain build's, byte for byte); the
+  launcher's log and `tune status --corpus=NEW` both name it;
+- a truncated entries file or manifest fails the compile that reads it, naming the file; an
+  entry whose stream differs from the compile's makes the compile run again plainly, and
+  says why; regalloc at -O2: modules with entries get them, the programs print the same.
+
+Needs MLGO_ENV, MLGO_ENV_LAUNCH and MLGO_ENV_CORE_DIR, like test_launch.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(CHECKOUT, "python"))
+from test_launch import CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, objects_under, text_bytes  # noqa: E402,E501
+
+from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
+from mlgo_env.tuning.table import read_entries  # noqa: E402
+
+EDIT = "\ndouble mat_extra(const double *a, int n) { return at(a, n, 1, 1) + at(a, n, 0, 1); }\n"
+
+
+def build(src, launcher=None, flags="-Oz", check=True):
+    cc, cxx = CC, CXX
+    if launcher:
+        cc, cxx = " ".join(launcher + ["--", CC]), " ".join(launcher + ["--", CXX])
+    run = subprocess.run(["make", "-j2", f"CC={cc}", f"CXX={cxx}", f"CFLAGS={flags}",
+                          f"CXXFLAGS={flags}"], cwd=src, capture_output=True, text=True,
+                         timeout=600)
+    if check and run.returncode != 0:
+        raise AssertionError(run.stdout + run.stderr)
+    return run
+
+
+def corpus_of(src, out, flags="-Oz"):
+    subprocess.run([MLGO_ENV, "corpus", "build", f"--output_dir={out}", "--", "make", "-j2",
+                    f"CFLAGS={flags}", f"CXXFLAGS={flags}"], cwd=src, check=True,
+                   capture_output=True, timeout=600)
+    subprocess.run(["make", "clean"], cwd=src, check=True, capture_output=True)
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+
+
+def log_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def program_output(src, name):
+    return subprocess.run([os.path.join(src, name)], capture_output=True, text=True,
+                          check=True).stdout
+
+
+@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CC and CXX,
+                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang-22 missing")
+class TunedInlining(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="mlgo-tune-test-")
+        cls.src = os.path.join(cls.dir, "captured")
+        shutil.copytree(PROJECT, cls.src)
+        cls.corpus = os.path.join(cls.dir, "corpus")
+        corpus_of(cls.src, cls.corpus)
+        cls.tuning = os.path.join(cls.dir, "tuning")
+        lines = []
+        cls.summary = tune(TuneOptions("inlining", cls.corpus, cls.tuning, minutes=0.6,
+                                       workers=2, progress_every=0), lines.append)
+        cls.lines = lines
+        cls.entries = {e.module: e for e in read_entries(cls.tuning)}
+        cls.plain = os.path.join(cls.dir, "plain")
+        shutil.copytree(PROJECT, cls.plain)
+        build(cls.plain)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def launcher(self, *extra):
+        return [MLGO_ENV_LAUNCH, f"--tuning={self.tuning}", *extra]
+
+    def fresh(self, name):
+        path = os.path.join(self.dir, name)
+        shutil.copytree(PROJECT, path)
+        return path
+
+    def test_summary_lines(self):
+        self.assertRegex(self.lines[-1], r"^total: default \d+, tuned \d+, change [-+]\d+\.\d\d%$")
+        self.assertIn("mean per-module reward", self.lines[-2])
+        description = read_json(os.path.join(self.corpus, "corpus_description.json"))
+        self.assertEqual(set(self.entries), set(description["modules"]))
+
+    def test_make_build_gets_exactly_the_tuned_objects(self):
+        src = self.fresh("tuned-make")
+        log = os.path.join(self.dir, "make.log")
+        build(src, self.launcher(f"--log={log}"))
+        objects = objects_under(src)
+        self.assertEqual(set(objects), set(self.entries))
+        smaller = 0
+        for module, path in objects.items():
+            e = self.entries[module]
+            self.assertEqual(text_bytes(path), e.tuned_score, module)
+            smaller += e.tuned_score < e.default_score
+        self.assertGreater(smaller, 0, "no module was tuned below clang's own size")
+        self.assertEqual({r["outcome"] for r in log_lines(log)}, {"tuned"})
+        for program in ("ctool", "cxxtool"):
+            self.assertEqual(program_output(src, program), program_output(self.plain, program))
+
+    def test_cmake_build_finds_modules_by_their_stream(self):
+        src = self.fresh("tuned-cmake")
+        b = os.path.join(src, "b")
+        launcher = ";".join([MLGO_ENV, "launch", f"--tuning={self.tuning}", "--no-log", "--"])
+        for cmd in (["cmake", "-S", src, "-B", b, "-G", "Unix Makefiles",
+                     f"-DCMAKE_C_COMPILER={CC}", f"-DCMAKE_CXX_COMPILER={CXX}",
+                     "-DCMAKE_C_FLAGS=-Oz", "-DCMAKE_CXX_FLAGS=-Oz",
+                     f"-DCMAKE_C_COMPILER_LAUNCHER={launcher}",
+                     f"-DCMAKE_CXX_COMPILER_LAUNCHER={launcher}"],
+                    ["cmake", "--build", b, "-j2"]):
+            subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+        by_source = {}
+        for rel, path in objects_under(b).items():
+            stem = os.path.basename(rel).split(".")[0]
+            by_source.setdefault(stem, set()).add(text_bytes(path))
+        for module, e in self.entries.items():
+            stem = os.path.basename(module).split(".")[0]
+            self.assertEqual(by_source[stem], {e.tuned_score}, module)
+
+    def test_an_edited_module_and_only_it_falls_back(self):
+        src = self.fresh("edited")
+        with open(os.path.join(src, "src", "matrix.c"), "a") as f:
+            f.write(EDIT)
+        plain = self.fresh("edited-plain")
+        with open(os.path.join(plain, "src", "matrix.c"), "a") as f:
+            f.write(EDIT)
+        build(plain)
+        log = os.path.join(self.dir, "edited.log")
+        build(src, self.launcher(f"--log={log}"))
+        fell_back = {r["output"] for r in log_lines(log) if r["outcome"] != "tuned"}
+        self.assertEqual(fell_back, {"src/matrix.o"})
+        self.assertEqual(text_bytes(os.path.join(src, "src", "matrix.o")),
+                         text_bytes(os.path.join(plain, "src", "matrix.o")))
+        status = subprocess.run([sys.executable, "-m", "mlgo_env.tune", "status",
+                                 f"--tuning={self.tuning}", f"--log={log}"],
+                                capture_output=True, text=True, check=True,
+                                env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
+        self.assertIn("fell back: src/matrix.c", status.stdout)
+        self.assertEqual(status.stdout.count("fell back: "), 1, status.stdout)
+        # Captured again where it was captured first (bitcode names its source's path).
+        newer = os.path.join(self.dir, "edited-corpus")
+        matrix = os.path.join(self.src, "src", "matrix.c")
+        with open(matrix) as f:
+            original = f.read()
+        try:
+            with open(matrix, "a") as f:
+                f.write(EDIT)
+            corpus_of(self.src, newer)
+        finally:
+            with open(matrix, "w") as f:
+                f.write(original)
+        status = subprocess.run([sys.executable, "-m", "mlgo_env.tune", "status",
+                                 f"--tuning={self.tuning}", f"--corpus={newer}", "--log=/dev/null"],
+                                capture_output=True, text=True, check=True,
+                                env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
+        self.assertIn("changed: src/matrix.o", status.stdout)
+        self.assertIn("5 tuned", status.stdout)
+        self.assertEqual(status.stdout.count("changed: "), 1, status.stdout)
+
+    def test_a_truncated_table_file_fails_the_compile_naming_it(self):
+        broken = os.path.join(self.dir, "broken-table")
+        shutil.copytree(self.tuning, broken)
+        entries = sorted(os.listdir(os.path.join(broken, "modules")))
+        for name in entries:
+            path = os.path.join(broken, "modules", name)
+            with open(path, "r+") as f:
+                f.truncate(os.path.getsize(path) // 2)
+        src = self.fresh("broken")
+        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={broken}"], check=False)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertRegex(run.stderr, r"tuning file '[^']*/modules/[0-9a-f]{16}\.json': not JSON")
+        with open(os.path.join(broken, "tuning.json"), "w") as f:
+            f.write('{"format": "mlgo-env-tuning", "version": 1, "problem": "inl')
+        run = build(self.fresh("broken2"), [MLGO_ENV_LAUNCH, f"--tuning={broken}"], check=False)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("tuning.json': not JSON", run.stderr)
+
+    def test_a_departing_stream_reruns_the_compile_plainly(self):
+        moved = os.path.join(self.dir, "moved-table")
+        shutil.copytree(self.tuning, moved)
+        for name in os.listdir(os.path.join(moved, "modules")):
+            path = os.path.join(moved, "modules", name)
+            doc = read_json(path)
+            for e in doc["entries"]:
+                e["stream"] = "0" * 64
+            write_json(path, doc)
+        src = self.fresh("moved")
+        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={moved}", "--explain", "--no-log"])
+        self.assertIn("departs from its tuned decisions: the compiler's stream differs",
+                      run.stderr)
+        plain = objects_under(self.plain)
+        for module, path in objects_under(src).items():
+            self.assertEqual(text_bytes(path), text_bytes(plain[module]), module)
+
+
+@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CC and CXX,
+                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang-22 missing")
+class TunedRegalloc(unittest.TestCase):
+    def test_o2_build_with_a_regalloc_table(self):
+        d = tempfile.mkdtemp(prefix="mlgo-tune-ra-")
+        try:
+            src = os.path.join(d, "captured")
+            shutil.copytree(PROJECT, src)
+            corpus, tuning = os.path.join(d, "corpus"), os.path.join(d, "tuning")
+            corpus_of(src, corpus, "-O2")
+            tune(TuneOptions("regalloc", corpus, tuning, minutes=0.5, workers=2,
+                             progress_every=0), lambda _: None)
+            entries = {e.module for e in read_entries(tuning)}
+            self.assertTrue(entries, "no module beat clang's own cost")
+            built, plain = os.path.join(d, "tuned"), os.path.join(d, "plain")
+            shutil.copytree(PROJECT, built)
+            shutil.copytree(PROJECT, plain)
+            build(plain, flags="-O2")
+            log = os.path.join(d, "log")
+            build(built, [MLGO_ENV_LAUNCH, f"--tuning={tuning}", f"--log={log}"], "-O2")
+            outcome = {r["output"]: r["outcome"] for r in log_lines(log)}
+            self.assertEqual({m for m, o in outcome.items() if o == "tuned"}, entries)
+            for module, path in objects_under(plain).items():
+                if module not in entries:  # clang's own decisions: the plain object
+                    self.assertEqual(text_bytes(os.path.join(built, module)), text_bytes(path))
+            for program in ("ctool", "cxxtool"):
+                self.assertEqual(program_output(built, program), program_output(plain, program))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
