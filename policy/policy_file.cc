@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy_file.h"
 
+#include "python_repr.h"
+
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -32,21 +34,6 @@ std::string_view spelling(Decision decision) {
 }
 
 namespace {
-
-/// A JSON value as Python's repr() would show the parsed value: 'text',
-/// 7, 2.5, True, None, [...].
-std::string repr(const json::Value* value) {
-  if (value == nullptr || value->getAsNull())
-    return "None";
-  if (auto s = value->getAsString())
-    return fmt::format("'{}'", s->str());
-  if (auto b = value->getAsBoolean())
-    return *b ? "True" : "False";
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  out << *value;
-  return out.str();
-}
 
 bool isNumber(const json::Value& value) {
   return value.kind() == json::Value::Number;
@@ -84,11 +71,11 @@ Status PolicyParser::header(const json::Object& obj) {
   const json::Value* format = obj.get("format");
   auto formatText = format != nullptr ? format->getAsString() : std::nullopt;
   if (!formatText || std::string_view(*formatText) != kFormat)
-    return fail("'format' is {}, expected '{}'", repr(format), kFormat);
+    return fail("'format' is {}, expected '{}'", pythonRepr(format), kFormat);
   const json::Value* version = obj.get("version");
   auto number = version != nullptr && isNumber(*version) ? version->getAsInteger() : std::nullopt;
   if (!number || *number < 1 || *number > kNewestVersion)
-    return fail("version {} is not supported (this reader knows 1, 2 and 3)", repr(version));
+    return fail("version {} is not supported (this reader knows 1, 2 and 3)", pythonRepr(version));
   data_.version = static_cast<int>(*number);
   auto problem = obj.getString("problem");
   if (!problem || problem->empty())
@@ -124,7 +111,7 @@ Status PolicyParser::transforms(const json::Object& obj) {
     const json::Value* one = obj.get("transform");
     auto text = one != nullptr ? one->getAsString() : std::nullopt;
     if (one != nullptr && (!text || *text != "signed-log1p"))
-      return fail("unknown transform {}", repr(one));
+      return fail("unknown transform {}", pythonRepr(one));
     data_.transforms.assign(n, Transform::kSignedLog1p);
     return Status::success();
   }
@@ -138,7 +125,7 @@ Status PolicyParser::transforms(const json::Object& obj) {
     else if (text && *text == "identity")
       data_.transforms.push_back(Transform::kIdentity);
     else
-      return fail("unknown transform {} (known: signed-log1p, identity)", repr(&t));
+      return fail("unknown transform {} (known: signed-log1p, identity)", pythonRepr(&t));
   }
   return Status::success();
 }
@@ -159,7 +146,7 @@ Status PolicyParser::margin(const json::Object& obj) {
     for (size_t i = 0; text && i < data_.features.size(); ++i)
       if (data_.features[i] == *text)
         return std::optional<size_t>(i);
-    return fail("'margin' {} {} is not one of the features", key, repr(name));
+    return fail("'margin' {} {} is not one of the features", key, pythonRepr(name));
   };
   auto plus = feature("plus", false);
   if (!plus.ok())
@@ -245,7 +232,7 @@ Result<Layer> PolicyParser::layer(const json::Value& raw, size_t index, size_t i
   else if (name && *name == "linear")
     layer.activation = Activation::kLinear;
   else
-    return fail("{}: activation {} is not one of tanh, relu, linear", lw, repr(act));
+    return fail("{}: activation {} is not one of tanh, relu, linear", lw, pythonRepr(act));
   return layer;
 }
 
@@ -284,7 +271,7 @@ Status PolicyParser::decision(const json::Object& obj) {
     }
   }
   if (!found)
-    return fail("decision {} is not one of {}", repr(raw), list);
+    return fail("decision {} is not one of {}", pythonRepr(raw), list);
   bool hasDefault = false;
   for (const std::string& f : data_.features)
     hasDefault = hasDefault || f == kInliningDefaultFeature;
