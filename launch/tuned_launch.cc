@@ -118,6 +118,8 @@ public:
   }
 
   bool rerun() const { return rerun_; }
+  /// Whether the compiler asked anything at all.
+  bool asked() const { return rules_ != nullptr; }
   bool tuned() const { return entry_.has_value() && !rerun_; }
   const std::string& why() const { return why_; }
   std::string module() const { return entry_ ? entry_->module : std::string(); }
@@ -231,7 +233,10 @@ std::string appendLog(const TunedLaunch& tuned, const std::string& source,
   llvm::json::Object line{
       {"source", source},
       {"output", tuned.output},
-      {"outcome", result.outcome.error ? "failed" : (result.tuned ? "tuned" : "fallback")},
+      {"outcome", result.outcome.error ? "failed"
+                  : result.tuned          ? "tuned"
+                  : result.why.empty()    ? "no-decisions"
+                                          : "fallback"},
       {"module", result.module},
       {"why", result.outcome.error ? result.outcome.error->message() : result.why}};
   std::string text;
@@ -293,6 +298,8 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
   }
   result.tuned = answerer.tuned();
   result.module = answerer.module();
+  if (!answerer.asked())
+    result.why.clear(); // Nothing to decide (no call site, or clang never asked): plain.
   return result;
 }
 

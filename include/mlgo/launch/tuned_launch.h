@@ -30,7 +30,8 @@
 /// the fifo directory removed, the message names the source.
 ///
 /// Each compile appends one JSON line to `log` (when set): {"source",
-/// "output", "outcome": "tuned" | "fallback" | "failed", "module", "why"};
+/// "output", "outcome": "tuned" | "fallback" | "failed" | "no-decisions" (the
+/// compiler asked nothing: its object is the plain one), "module", "why"};
 /// `python -m mlgo_env.tune status` summarises it. The line is written with
 /// one write() on an O_APPEND descriptor, so concurrent compiles do not
 /// interleave; a log that cannot be written is reported in `note` only.

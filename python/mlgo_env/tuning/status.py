@@ -58,10 +58,10 @@ def corpus_lines(corpus: str, entries: dict, states: dict) -> Iterator[str]:
         kinds[kind].append(m)
         weight[kind] += float((s or {}).get("default_score") or 0.0)
     gone = sorted(set(entries) - set(modules))
-    total = sum(weight.values()) or 1.0
+    tuned_weight = sum(float(s.get("default_score") or 0.0) for s in states.values()) or 1.0
     clangs = len(kinds["clang's"])
     yield (f"corpus {corpus}: {len(modules)} modules: {len(kinds['tuned'])} tuned "
-           f"({weight['tuned'] / total:.1%} of clang's score), {clangs} "
+           f"({weight['tuned'] / tuned_weight:.1%} of the tuned score), {clangs} "
            f"unchanged with clang's own decisions, {len(kinds['changed'])} changed, "
            f"{len(kinds['new'])} new; {len(gone)} tuned modules gone")
     for kind in ("changed", "new"):
@@ -84,8 +84,9 @@ def log_lines(log: str) -> Iterator[str]:
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise TableError(f"{log}:{n}: not a launcher log line") from None
     tuned = [r for r in last.values() if r.get("outcome") == "tuned"]
-    other = [r for r in last.values() if r.get("outcome") != "tuned"]
+    plain = [r for r in last.values() if r.get("outcome") == "no-decisions"]
+    other = [r for r in last.values() if r.get("outcome") not in ("tuned", "no-decisions")]
     yield (f"launcher log {log}: {len(last)} compiles, {len(tuned)} with their tuned "
-           f"decisions, {len(other)} fell back")
+           f"decisions, {len(plain)} without any decision to make, {len(other)} fell back")
     for r in sorted(other, key=lambda r: r.get("source", "")):
         yield f"  fell back: {r.get('source')}: {r.get('why', r.get('outcome'))}"
