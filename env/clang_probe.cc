@@ -1,6 +1,7 @@
 //===- env/clang_probe.cc - what a clang can do ----------------------------===//
 #include "mlgo/env/clang_probe.h"
 
+#include "mlgo/env/run_compile.h"
 #include "mlgo/support/temp_dir.h"
 
 #include <fstream>

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "compile_plan.h"
 #include "mlgo/env/environment.h"
+#include "mlgo/env/run_compile.h"
 
 #include <poll.h>
 #include <sys/resource.h>

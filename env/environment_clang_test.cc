@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/environment.h"
 
+#include "mlgo/env/run_compile.h"
 #include "mlgo/env/score.h"
 #include "testing/test_util.h"
 

@@ -1,4 +1,6 @@
 //===- env/run_compile.cc - plain compiles and shared helpers ---------------===//
+#include "mlgo/env/run_compile.h"
+
 #include "compile_util.h"
 
 namespace mlgo::env {

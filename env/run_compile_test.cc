@@ -1,5 +1,6 @@
 //===- env/run_compile_test.cc - plain compiles: failure, timeout, interrupt ===//
 #include "mlgo/env/compiler_session.h"
+#include "mlgo/env/run_compile.h"
 
 #include "testing/test_util.h"
 

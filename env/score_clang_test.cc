@@ -4,6 +4,7 @@
 /// llvm-remarkutil report for the same files.
 ///
 //===----------------------------------------------------------------------===//
+#include "mlgo/env/run_compile.h"
 #include "mlgo/env/score.h"
 
 #include "mlgo/env/compiler_session.h"

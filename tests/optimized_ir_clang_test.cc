@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/environment.h"
+#include "mlgo/env/run_compile.h"
 #include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/temp_dir.h"
 #include "object_sections.h"

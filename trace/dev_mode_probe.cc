@@ -3,6 +3,7 @@
 
 #include "mlgo/env/clang_probe.h"
 #include "mlgo/env/compiler_session.h"
+#include "mlgo/env/run_compile.h"
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/temp_dir.h"
 

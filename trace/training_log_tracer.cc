@@ -5,6 +5,7 @@
 #include "dev_mode_probe.h"
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/compiler_session.h"
+#include "mlgo/env/run_compile.h"
 #include "mlgo/env/score.h"
 #include "mlgo/protocol/stream_reader.h"
 #include "mlgo/support/temp_dir.h"

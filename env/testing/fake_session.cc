@@ -47,7 +47,7 @@ public:
               CompileCommand command, const SessionLimits& limits, FakeModule module)
       : state_(std::move(state)), dir_(std::move(dir)), command_(std::move(command)),
         limits_(limits), module_(std::move(module)), layout_(layoutOf(module_.stream)),
-        requests_("fake compiler", limits.maxObservations), started_(Clock::now()) {
+        started_(Clock::now()), requests_("fake compiler", limits.maxObservations) {
     if (module_.fault == FakeFault::kNeverOpen)
       eof_ = true;
   }

@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include "mlgo/corpus/extract.h"
+#include "mlgo/env/run_compile.h"
 
 #include <gtest/gtest.h>
 

@@ -6,11 +6,12 @@
 /// interactive compiles (one per episode), plain compiles (the default
 /// heuristic's baseline) and the score of a compile's outputs.
 ///
-/// processCompilerDriver() is the real one: it spawns the compiler named by
-/// the command's argv[0] and talks to it over a fifo pair (compiler_session.h,
-/// clang_probe.h, compile_plan.h's scoreCompile). Tests substitute an
-/// in-process fake through EnvironmentOptions::driver
-/// (env/testing/fake_driver.h replays recorded clang streams).
+/// processCompilerDriver() (compiler_driver.cc) is the real one: it spawns
+/// the compiler named by the command's argv[0] and talks to it over a fifo
+/// pair (compiler_session.h; plain compiles: run_compile.h; clang_probe.h,
+/// compile_plan.h's scoreCompile). Tests substitute an in-process fake
+/// through EnvironmentOptions::driver (env/testing/fake_driver.h replays
+/// recorded clang streams).
 ///
 ///   Environment::create      -> version(), llvmOptions() (regalloc only), probe()
 ///   Environment::reset/step  -> startSession(), then the session's calls;

@@ -38,6 +38,8 @@
 /// Thread safety: none; a session is used by one thread at a time. Destroying
 /// a session kills and reaps the compiler and removes its directory.
 ///
+/// A plain compile (no fifo, no decisions) is run_compile.h's runCompile.
+///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_COMPILER_SESSION_H
 #define MLGO_ENV_COMPILER_SESSION_H
@@ -187,26 +189,6 @@ public:
 /// session. kNotFound when the compiler does not exist.
 Result<std::unique_ptr<CompilerSession>>
 startCompilerSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits);
-
-/// Runs a plain compile to completion (no channel), draining its output.
-/// kTimeout after `timeout` (the compiler is killed), kCompiler unless it
-/// exited with 0 and wrote the object file. `cancel`, when set to true by
-/// another thread, kills the compile within a few milliseconds (kInternal
-/// "cancelled"). `interrupt` (support/interrupt.h; null = none), when armed,
-/// is asked at least every kInterruptSlice on the calling thread; a yes
-/// kills the compile within that slice (kInterrupted). Whenever the compile
-/// is killed, its process group is reaped and its object file (partial
-/// output) removed before the call returns.
-/// The compiler is registered in `scope`; `spawner` null = the scope's.
-Result<CompileReport> runCompile(support::CleanupScope& scope, const CompileCommand& command,
-                                 std::chrono::milliseconds timeout,
-                                 const std::atomic<bool>* cancel = nullptr,
-                                 support::Spawner* spawner = nullptr,
-                                 support::Interrupt* interrupt = nullptr);
-
-/// The tail of a compiler's output suitable for an error message: the last
-/// `maxLines` non-empty lines, indented.
-std::string outputExcerpt(const std::string& output, size_t maxLines = 12);
 
 } // namespace mlgo::env
 

@@ -1,8 +1,9 @@
-//===- env/process_session.cc - a compiler process behind a fifo pair -------===//
+//===- env/compiler_session.cc - a compiler process behind a fifo pair ------===//
 #include "mlgo/env/compiler_session.h"
 
 #include "compile_util.h"
 #include "request_stream.h"
+#include "mlgo/env/run_compile.h"
 #include "mlgo/protocol/stream_reader.h"
 #include "mlgo/support/fifo_channel.h"
 

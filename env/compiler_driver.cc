@@ -1,6 +1,7 @@
-//===- env/process_driver.cc - the real compiler driver -------------------===//
+//===- env/compiler_driver.cc - the real compiler driver ------------------===//
 #include "compile_plan.h"
 #include "mlgo/env/compiler_driver.h"
+#include "mlgo/env/run_compile.h"
 
 namespace mlgo::env {
 namespace {
