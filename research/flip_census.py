@@ -5,7 +5,7 @@ shrink the module, and where (by clang's margin max(threshold, 1) - cost_estimat
 Plays, on a seeded sample of *training* modules (the split of `mlgo_env.train` with the
 same seed and share; validation modules are left out), the default once, then up to
 `--flips` episodes per module that follow the default except at one random decision
-(mlgo_env.training.flip_search), and tabulates the rewards of those single flips.
+(research/flip_search.py), and tabulates the rewards of those single flips.
 
     PYTHONPATH=python research/flip_census.py --corpus=DIR [--modules=160] [--flips=8]
 """
@@ -18,9 +18,11 @@ import sys
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.training.flip_search import search
 from mlgo_env.policies.policy import Layer, Policy
-from mlgo_env.training.training_setup import add_diagnosis_arguments, env_factory, training_sample
+from mlgo_env.training.training_setup import env_factory
+
+from diagnosis import add_diagnosis_arguments, training_sample
+from flip_search import search
 
 FEATURES = ["threshold", "cost_estimate", "callee_users", "is_multiple_blocks"]
 BANDS = {0: [(-1e9, -200), (-200, -60), (-60, -15), (-15, 0.5)],   # refused: inline it

@@ -30,7 +30,9 @@ import numpy as np
 from mlgo_env import episodes as ep
 from mlgo_env.tuning import baselines as bl
 from mlgo_env.tuning import inlining_search as gf
-from mlgo_env.training.training_setup import add_diagnosis_arguments, env_factory, training_sample
+from mlgo_env.training.training_setup import env_factory
+
+from diagnosis import add_diagnosis_arguments, training_sample
 
 EMBEDDINGS = ("callee_embedding", "caller_embedding")
 

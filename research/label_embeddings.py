@@ -34,8 +34,9 @@ import numpy as np
 
 from mlgo_env import episodes as ep
 from mlgo_env.policies.policy import feature_row
-from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.training_setup import env_factory, scratch_dir
+
+from flip_search import FlipSet
 
 CALLEE, CALLER = "callee_embedding", "caller_embedding"
 

@@ -24,7 +24,7 @@ no episodes: minutes (one fit per package and weighting).
 AUC is not bytes: a label is "this decision was part of the module's best trajectory",
 so a high AUC says which call sites a search picks, not that flipping them on unseen code
 shrinks it. Labels written with --label-weights=bytes also carry what each decision's
-callee group was worth (mlgo_env.training.search_labels.imitation_labels: the gain when
+callee group was worth (the removed imitation labels: the gain when
 kept, the loss when tried and refused, shared among the group's decisions, in thousandths
 of the module's bytes). For those the script adds a byte proxy: leaving one package out,
 flip the top share of its decisions as the classifier ranks them (fitted with uniform,
@@ -43,8 +43,9 @@ import numpy as np
 from mlgo_env.policies import flip_classifier
 from mlgo_env.policies.margin_policy import margin_spec
 from mlgo_env.policies.policy import margin_column
-from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.module_sets import package_of
+
+from flip_search import FlipSet
 
 
 def auc(scores: np.ndarray, positive: np.ndarray) -> float:

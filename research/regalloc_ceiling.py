@@ -38,9 +38,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from mlgo_env import episodes as ep  # noqa: E402
 from mlgo_env.training import regalloc_cloning as rc  # noqa: E402
 from mlgo_env.tuning.regalloc_search import ModuleSearch  # noqa: E402
-from mlgo_env.training.search_labels import regalloc_decisions as decisions  # noqa: E402
-from mlgo_env.training.training_setup import (  # noqa: E402
-    add_diagnosis_arguments, env_factory, scratch_dir)
+from mlgo_env.training.regalloc_cloning import regalloc_decisions as decisions  # noqa: E402
+from mlgo_env.training.training_setup import env_factory, scratch_dir  # noqa: E402
+
+from diagnosis import add_diagnosis_arguments  # noqa: E402
 
 
 class Searches:

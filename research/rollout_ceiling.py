@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlgo_env import episodes as ep
-from mlgo_env.training.training_setup import add_diagnosis_arguments, env_factory, training_sample
+from mlgo_env.training.training_setup import env_factory
+
+from diagnosis import add_diagnosis_arguments, training_sample
 
 
 class Sequence:

@@ -19,8 +19,9 @@ from mlgo_env.tuning.baselines import shift_policy
 from mlgo_env.training.module_sets import choose_modules
 from mlgo_env.tuning.replay import ReplayCache, seed_from_trace
 from mlgo_env.training.search import objective, paired_margin
-from mlgo_env.training.training_setup import (add_diagnosis_arguments, env_factory,
-                                               split_modules)
+from mlgo_env.training.training_setup import env_factory, split_modules
+
+from diagnosis import add_diagnosis_arguments
 
 
 def main() -> int:

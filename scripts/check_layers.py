@@ -301,31 +301,20 @@ def check_python(root, problems):
                                 f"{', '.join(PY_LAYERS[:PY_LAYERS.index(layer) + 1])})")
 
 
-def research_modules(root):
-    """The names a module of research/ is imported by: "research" and each module or
-    package directly in research/ (its scripts put research/ on their path)."""
-    names = {RESEARCH}
-    base = os.path.join(root, RESEARCH)
-    if os.path.isdir(base):
-        for name in os.listdir(base):
-            if name.endswith(".py"):
-                names.add(name[:-3])
-            elif os.path.isfile(os.path.join(base, name, "__init__.py")):
-                names.add(name)
-    return names
-
-
 def check_research(root, problems):
-    names = research_modules(root)
+    """Rule 6. A module of research/ is imported as "research..." or by its own name (its
+    scripts put research/ on their path)."""
+    base = os.path.join(root, RESEARCH)
+    names = {RESEARCH} | {n[:-3] for n in (os.listdir(base) if os.path.isdir(base) else [])
+                          if n.endswith(".py")}
     for folder in NOT_RESEARCH:
         for path in walk_files(root, folder, (".py",)):
             rel = relpath(root, path)
             try:
                 with open(path, encoding="utf-8") as f:
                     tree = ast.parse(f.read(), filename=rel)
-            except (SyntaxError, ValueError) as e:
-                problems.append(f"{rel}: cannot be parsed: {e}")
-                continue
+            except (SyntaxError, ValueError):
+                continue  # rule 5 names the package's unparsable files
             for node in ast.walk(tree):
                 if isinstance(node, ast.Import):
                     used = [a.name for a in node.names]

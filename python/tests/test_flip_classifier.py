@@ -8,7 +8,6 @@ import pytest
 
 from mlgo_env import episodes as ep
 from mlgo_env.policies import flip_classifier as fc
-from mlgo_env.training.flip_search import FlipSet, candidate_steps
 from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
 from mlgo_env.tuning.replay import ReplayCache
 
@@ -90,18 +89,6 @@ def test_fit_learns_a_separable_flip_rule_and_rates():
     with pytest.raises(PolicyError, match="not a flip classifier"):
         fc.space_of(Policy("inlining", list(NAMES), np.zeros(4), np.ones(4),
                            [Layer(np.zeros((4, 1)), np.zeros(1), "linear")]))
-
-
-def test_flip_sets_round_trip_and_candidates(tmp_path):
-    rows = np.array([[5, 500, 1, 0], [5, 100, 1, 0], [5, -9000, 1, 1]], float)
-    np.testing.assert_array_equal(candidate_steps(rows, NAMES), [1, 2])
-    s = FlipSet(list(NAMES), ["a", "b"], np.array([1, 2]), rows[1:], np.array([0, 1]),
-                np.array([0.01, -0.02]), {"a": 3, "b": 3})
-    path = str(tmp_path / "f.npz")
-    s.save(path)
-    t = FlipSet.load(path).extend(s)
-    assert t.modules == ["a", "b", "a", "b"] and t.module_steps == {"a": 3, "b": 3}
-    np.testing.assert_array_equal(t.rewards, [0.01, -0.02, 0.01, -0.02])
 
 
 def test_fit_without_flips_is_finite():

@@ -3,12 +3,10 @@ corpus: the IR2Vec callee key groups call sites, a group flip answers the other 
 exactly that callee's call sites, and the greedy search only keeps what shrinks a
 module, reproducibly."""
 
-import numpy as np
 import pytest
 
 from mlgo_env import episodes as ep
 from mlgo_env.tuning import inlining_search as gf
-from mlgo_env.training import search_labels as sl
 from mlgo_env.training.training_setup import env_factory
 
 from test_train import demo_corpus
@@ -59,21 +57,10 @@ def test_greedy_rounds_only_keep_what_shrinks_and_replay_exactly(pool):
         players = [gf.GroupPlayer(names, s.flipped) for s in kept]
         results = p.play([(s.module, pl) for s, pl in zip(kept, players)])
         assert [r.policy_score for r in results] == [s.bytes for s in kept]
-    labels = sl.imitation_labels(searches, names)
-    assert len(labels.rewards) == sum(len(s.best.actions) for s in searches)
-    flips = sum(int(np.sum(np.asarray(s.best.actions) != np.asarray(s.best.defaults)))
-                for s in searches)
-    assert int((labels.rewards > 0).sum()) == flips
-    # Weighted: the same signs; a module's positive weight is at most the bytes its kept
-    # groups saved (a kept callee may have no call site left in the final trajectory).
-    weighted = sl.imitation_labels(searches, names, weighted=True)
-    assert np.array_equal(weighted.rewards > 0, labels.rewards > 0)
+    # Every group tried was worth something: a gain when kept, a loss (or nothing) when not.
     for s in searches:
         assert all(g > 0 for g in s.gains.values()) and all(v >= 0 for v in s.losses.values())
         assert len(s.gains) == s.kept and len(s.gains) + len(s.losses) == len(s.tried)
-        mine = np.asarray(weighted.modules) == s.module
-        pos = weighted.rewards[mine & (weighted.rewards > 0)].sum()
-        assert pos <= sl.WEIGHT_UNIT * s.reward * (1 + 1e-9) + 1e-6 * mine.sum()
 
 
 def test_searches_from_a_constant_shift_flip_that_shift(pool):

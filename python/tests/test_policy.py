@@ -1,4 +1,4 @@
-"""Unit tests of the policy format, the learning code and the trace reader (no clang)."""
+"""Unit tests of the policy format and the trace reader (no clang)."""
 
 import json
 import struct
@@ -6,9 +6,9 @@ import struct
 import numpy as np
 import pytest
 
-from mlgo_env.training.learning import centered_ranks, clone, es_gradient, standardisation
+from mlgo_env.policies.optimiser import standardisation
 from mlgo_env.policies.policy import (PolicyError, check_compatible, load_policy, new_policy,
-                             policy_from_json, save_policy)
+                             policy_from_json, save_policy, transform)
 from mlgo_env.trace_log import TraceError, read_trace
 from mlgo_env.training.training_setup import split_modules
 
@@ -79,36 +79,6 @@ def test_act_takes_inlining_default_from_info():
         p.act({"a": np.array([1, 2]), "b": np.array([1])}, {"default_action": 0})
 
 
-def test_cloning_learns_a_threshold_rule():
-    rng = np.random.default_rng(3)
-    rows = np.column_stack([rng.integers(0, 200, 2000), rng.normal(0, 5, 2000),
-                            rng.integers(0, 2, 2000)]).astype(float)
-    labels = (rows[:, 0] < 40).astype(float)
-    mean, std = standardisation(rows)
-    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, 8, rng)
-    result = clone(p, rows, labels, None, epochs=30, rng=rng)
-    assert result.agreement >= 0.97
-    assert result.loss < 0.2
-
-
-def test_centered_ranks():
-    r = centered_ranks(np.array([10.0, -3.0, 7.0, 0.0]))
-    np.testing.assert_allclose(r, [0.5, -0.5, 1 / 6, -1 / 6])
-
-
-def test_es_gradient_points_uphill():
-    rng = np.random.default_rng(5)
-    target = np.array([1.0, -2.0, 0.5])
-    f = lambda x: -np.sum((x - target) ** 2)
-    theta = np.zeros(3)
-    for _ in range(300):
-        d = rng.standard_normal((8, 3))
-        plus = np.array([f(theta + 0.1 * v) for v in d])
-        minus = np.array([f(theta - 0.1 * v) for v in d])
-        theta += 0.05 * es_gradient(d, plus, minus)
-    assert f(theta) > f(np.zeros(3)) * 0.05
-
-
 def test_split_is_stable_and_disjoint():
     mods = [f"m{i}" for i in range(500)]
     t1, v1 = split_modules(mods, 0.2, seed=7)
@@ -152,61 +122,9 @@ def test_new_policies_start_as_the_default(hidden):
     rng = np.random.default_rng(9)
     rows = np.column_stack([rng.integers(0, 300, 500), rng.normal(0, 50, 500),
                             rng.integers(0, 2, 500)]).astype(float)
-    mean, std = standardisation(rows)
+    mean, std = standardisation(transform(rows))
     p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, hidden, rng)
     np.testing.assert_array_equal((p.logits(rows) > 0).astype(float), rows[:, 2])
-
-
-class FakeEnv:
-    """Three decisions per module; flipping decision 1 of module 'good' gains 10%."""
-
-    def reset(self, options=None):
-        self.module, self.step_at, self.actions = options["module"], 0, []
-        return self.obs(), {"default_action": self.step_at % 2}
-
-    def obs(self):
-        return {"a": np.array([10 * self.step_at]), "b": np.array([1.0])}
-
-    def step(self, action):
-        self.actions.append(action)
-        self.step_at += 1
-        if self.step_at < 3:
-            return self.obs(), 0.0, False, False, {"default_action": self.step_at % 2}
-        gain = 0.1 if (self.module == "good" and self.actions == [0, 0, 0]) else 0.0
-        return None, gain, True, False, {"policy_score": 100 * (1 - gain), "default_score": 100}
-
-    def close(self):
-        pass
-
-
-def test_flip_search_finds_the_one_improving_flip():
-    from mlgo_env import episodes as ep
-    from mlgo_env.training.flip_search import search
-    p = small_policy(hidden=0)
-    with ep.EpisodePool(FakeEnv, 2) as pool:
-        flips = search(pool, p, ["good", "plain"], 3, np.random.default_rng(0))
-    assert len(flips) == 6
-    good = [f for f in flips if f.reward > 0]
-    assert [(f.module, f.step, f.default) for f in good] == [("good", 1, 1)]
-    np.testing.assert_array_equal(good[0].features, [10.0, 1.0, 1.0])
-
-
-def test_margin_and_sigma_calibration():
-    from mlgo_env.training.learning import calibrate_sigma, normalise_margin
-    rng = np.random.default_rng(4)
-    rows = np.column_stack([rng.integers(0, 300, 800), rng.normal(0, 50, 800),
-                            rng.integers(0, 2, 800)]).astype(float)
-    mean, std = standardisation(rows)
-    p = new_policy("inlining", ["a", "b", "inlining_default"], mean, std, 0, rng)
-    p.layers[0].weights *= 50
-    q = normalise_margin(p, rows)
-    assert np.median(np.abs(q.logits(rows))) == pytest.approx(2.0)
-    np.testing.assert_array_equal(q.logits(rows) > 0, p.logits(rows) > 0)
-    sigma = calibrate_sigma(q, rows, 0.05, rng)
-    d = rng.standard_normal((64, q.flat().size))
-    base = q.logits(rows) > 0
-    rate = np.mean([(q.with_flat(q.flat() + sigma * v).logits(rows) > 0) != base for v in d])
-    assert 0.02 < rate < 0.1
 
 
 def margin_rows(rng, n=3000):
@@ -283,6 +201,28 @@ def test_margin_cloning_finds_a_shifted_boundary():
         space_of(small_policy())
 
 
+class FakeEnv:
+    """Three decisions per module; flipping decision 1 of module 'good' gains 10%."""
+
+    def reset(self, options=None):
+        self.module, self.step_at, self.actions = options["module"], 0, []
+        return self.obs(), {"default_action": self.step_at % 2}
+
+    def obs(self):
+        return {"a": np.array([10 * self.step_at]), "b": np.array([1.0])}
+
+    def step(self, action):
+        self.actions.append(action)
+        self.step_at += 1
+        if self.step_at < 3:
+            return self.obs(), 0.0, False, False, {"default_action": self.step_at % 2}
+        gain = 0.1 if (self.module == "good" and self.actions == [0, 0, 0]) else 0.0
+        return None, gain, True, False, {"policy_score": 100 * (1 - gain), "default_score": 100}
+
+    def close(self):
+        pass
+
+
 class CountingEnv(FakeEnv):
     """FakeEnv counting its resets (one per episode clang would run)."""
     resets = 0
@@ -308,43 +248,3 @@ def test_replays_answer_repeated_trajectories_without_playing():
         assert played == [] and CountingEnv.resets == 4
     assert [r.reward for r in again[0]] == [r.reward for r in first[1]]
     assert first[1][0].reward == pytest.approx(0.1) and first[0][0].reward == 0.0
-
-
-def test_elitist_es_climbs_a_quadratic():
-    from mlgo_env.training.search import ElitistES
-    rng = np.random.default_rng(1)
-    target = np.array([20.0, -5.0, 3.0])
-    f = lambda u: -float(np.sum((u - target) ** 2))
-    es = ElitistES(np.zeros(3), np.full(3, 4.0), pairs=3)
-    es.score = f(es.u)
-    for _ in range(60):
-        cands = es.propose(rng)
-        es.tell(cands, [f(c) for c in cands])
-    assert f(es.u) > 0.05 * f(np.zeros(3))
-
-
-def test_coordinate_search_climbs():
-    from mlgo_env.training.search import CoordinateSearch
-    rng = np.random.default_rng(2)
-    target = np.array([13.0, -6.0, 0.0])
-    f = lambda u: -float(np.sum(np.abs(u - target)))
-    cs = CoordinateSearch(np.zeros(3), np.full(3, 8.0))
-    cs.score = f(cs.u)
-    moves = 0
-    for _ in range(80):
-        cands = cs.propose(rng)
-        assert len(cands) in (6, 12) and np.count_nonzero(cands[0] - cs.u) == 1
-        moves += cs.tell(cands, [f(c) for c in cands])
-    assert f(cs.u) > -3.0 and moves >= 3
-    assert np.all(cs.sigma >= cs.sigma_min)
-
-
-def test_es_grows_its_steps_when_no_candidate_moves_a_decision():
-    from mlgo_env.training.search import ElitistES
-    es = ElitistES(np.zeros(2), np.full(2, 1.0), pairs=2, score=0.0)
-    cands = es.propose(np.random.default_rng(0))
-    assert not es.tell(cands, [0.0] * len(cands))  # every candidate a replay of the incumbent
-    np.testing.assert_allclose(es.sigma, 1.4)
-    cands = es.propose(np.random.default_rng(1))
-    assert not es.tell(cands, [-1.0] + [0.0] * (len(cands) - 1))  # a real failure
-    np.testing.assert_allclose(es.sigma, 1.4 * 0.75)

@@ -9,7 +9,7 @@ from mlgo_env import episodes as ep
 from mlgo_env.policies.policy import EMULATION_FEATURE
 from mlgo_env.training import regalloc_cloning as rc
 from mlgo_env.tuning import regalloc_search as rs
-from mlgo_env.training.search_labels import regalloc_decisions
+from mlgo_env.training.regalloc_cloning import regalloc_decisions
 from mlgo_env.training.training_setup import env_factory
 
 from test_regalloc_training import demo_o2

@@ -17,7 +17,8 @@ from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
 from mlgo_env.policies.optimiser import centred_ranks
 from mlgo_env.training.antithetic_es import AntitheticES
-from mlgo_env.training.regalloc_train import Candidate, RegallocTrainer, choose, parse_args
+from mlgo_env.training.regalloc_train import Candidate, RegallocTrainer, choose
+from mlgo_env.training.train import parse_args
 
 from test_train import run_module
 
@@ -162,7 +163,7 @@ def test_check_packages_are_only_checked_and_big_modules_may_check(monkeypatch):
     assert len(held) == 4 and {m.split("/")[0] for m in held} <= {"b", "d"}
     assert not any(m.startswith(("b/", "d/")) for m in fit)   # never cloned or searched
     assert fit == {m for m in modules if m.startswith(("a/", "c/"))}
-    assert not any(m.endswith("m0.o") for m in held)          # 5000 > --max-decisions
+    assert not any(m.endswith("m0.o") for m in held)          # 5000 > MAX_DECISIONS
     _, held = split("--check-packages=b,d", "--check-modules=12", "--check-max-decisions=6000")
     assert held == {m for m in modules if m.startswith(("b/", "d/"))}
     fit, held = split()                                        # no packages: as before
@@ -277,8 +278,7 @@ def test_train_regalloc_writes_a_policy_that_evaluates(traced, tmp_path):
     proc = run_module("mlgo_env.train", "--problem=regalloc", f"--corpus={corpus}",
                       f"--output={out}", "--minutes=3", "--workers=2", f"--trace={trace}",
                       f"--cache-dir={work / 'cache'}", "--check-modules=3", "--rounds=1",
-                      "--pairs=1", "--batch-modules=2", "--max-decisions=40",
-                      "--no-validation", "--hidden=8")
+                      "--pairs=1", "--batch-modules=2")
     assert "behavioural cloning:" in proc.stdout and "ES round 1:" in proc.stdout, proc.stdout
     assert "anchored on the emulation: bonus" in proc.stdout, proc.stdout
     policy = load_policy(out)

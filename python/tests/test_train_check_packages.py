@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mlgo_env.training.module_sets import package_of
+from mlgo_env.training.module_sets import choose_modules, package_of
 from mlgo_env.training.train import Trainer, parse_args
 
 
@@ -30,13 +30,12 @@ def test_check_modules_come_only_from_the_named_packages():
     assert {package_of(m) for m in search} == {"zlib", "lz4"}
     searched = {m for m in traced if package_of(m) in ("zlib", "lz4")}
     assert set(search) | set(t.holdout) == searched and not set(search) & set(t.holdout)
-    # Exploration only ever adds untraced modules of the searched packages.
-    assert t.fresh and {package_of(m) for m in t.fresh} == {"zlib", "lz4"}
 
 
 def test_without_the_flag_check_modules_are_drawn_from_every_package():
-    t = trainer("--check-modules=4", "--holdout-share=0")
-    search, check = t.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+    sets = choose_modules(cache_of(MODULES, set(MODULES)).trajectories, MODULES, 0, 200, 4,
+                          set(), 0.0)
+    search, check = sets.search, sets.check
     assert len(check) == 4 and not set(check) & set(search)
     assert len(search) == len(MODULES) - 4
 
@@ -51,15 +50,15 @@ def test_an_unknown_or_exhausting_package_list_is_refused():
 
 
 def test_held_out_modules_come_from_the_searched_packages_only():
-    t = trainer("--check-packages=pcre2,xz", "--check-modules=5", "--holdout-share=0.25")
+    t = trainer("--check-packages=pcre2,xz", "--check-modules=5")  # a quarter held out
     search, check = t.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
     assert len(t.holdout) == 3  # a quarter of the 12 deciding zlib and lz4 modules
     assert {package_of(m) for m in t.holdout} <= {"zlib", "lz4"}
-    assert not set(t.holdout) & (set(search) | set(check) | set(t.fresh))
+    assert not set(t.holdout) & (set(search) | set(check))
     assert len(search) == 9
     # Share 0 leaves the search as it was before the held-out set existed.
-    t0 = trainer("--check-packages=pcre2,xz", "--check-modules=5", "--holdout-share=0")
-    search0, _ = t0.choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
-    assert t0.holdout == [] and search0[:9] == search
-    with pytest.raises(ValueError, match="holdout-share"):
-        trainer("--holdout-share=1").choose_modules(cache_of(MODULES, set(MODULES)), MODULES)
+    traced = cache_of(MODULES, set(MODULES)).trajectories
+    t0 = choose_modules(traced, MODULES, 0, 200, 5, {"pcre2", "xz"}, 0.0)
+    assert t0.holdout == [] and t0.search[:9] == search
+    with pytest.raises(ValueError, match="held-out share"):
+        choose_modules(traced, MODULES, 0, 200, 5, set(), 1.0)

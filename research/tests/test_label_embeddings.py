@@ -9,10 +9,10 @@ import numpy as np
 
 from mlgo_env import episodes as ep
 from mlgo_env.policies.policy import feature_row
-from mlgo_env.training.flip_search import FlipSet
 from mlgo_env.training.training_setup import env_factory
 
 from research_paths import RESEARCH
+from flip_search import FlipSet
 from test_train import demo_corpus
 
 

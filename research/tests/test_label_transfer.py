@@ -5,9 +5,9 @@ import importlib.util
 
 import numpy as np
 
-from mlgo_env.training.flip_search import FlipSet
 
 from research_paths import RESEARCH
+from flip_search import FlipSet
 
 SCRIPT = RESEARCH / "label_transfer.py"
 spec = importlib.util.spec_from_file_location("label_transfer", SCRIPT)

@@ -1,7 +1,7 @@
 """Flip classifiers: a policy that answers clang's default decision except where a small
 network says "flip here", learned from counterfactual labels.
 
-The labels come from single flips of default trajectories (mlgo_env.training.flip_search.collect):
+The labels came from single flips of default trajectories (the removed classifier trainer):
 the default episode of a training module with exactly one decision flipped; the flipped
 decision saw exactly the recorded features, and the episode's reward says whether that
 one deviation shrank the module. The classifier predicts, from the features of a

@@ -12,6 +12,9 @@ cross-entropy of the softmax over the allowed candidates against the default's c
 ``use_def_density``) gets a NaN logit, which the policy never takes; cloning treats it as
 not allowed, and drops the decisions whose chosen row is NaN.
 
+:func:`regalloc_decisions` turns per-function searches' incumbents
+(mlgo_env.tuning.regalloc_search) into decisions of the same form.
+
 Memory bound: :func:`load_decisions` keeps at most `per_module` decisions of each module,
 as float32 ([decisions, 33, features]: 33 x 20 x 4 bytes = 2.6 KB each).
 """
@@ -20,14 +23,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..policies.optimiser import adam_step, standardisation as column_standardisation
-from ..policies.policy import Layer, Policy
+from ..policies.policy import EMULATION_FEATURE, Layer, Policy
 from ..trace_log import read_observations
-from ..tuning.regalloc_search import candidate_rows
+from ..tuning.regalloc_search import ModuleSearch, candidate_rows
 
 #: the features the network reads (every per-candidate tensor but the mask, and progress)
 FEATURES = ("is_free", "nr_urgent", "nr_broken_hints", "is_hint", "is_local",
@@ -261,3 +264,36 @@ def _loss_and_grads(params: list[np.ndarray], x: np.ndarray, starts: np.ndarray,
     gw1 = x.T @ dh + l2 * w1
     gb1 = dh.sum(axis=0)
     return loss + 0.5 * l2 * float((w1 ** 2).sum() + (w2 ** 2).sum()), [gw1, gb1, gw2]
+
+
+def regalloc_decisions(searches: Sequence[ModuleSearch]) -> tuple[Decisions, np.ndarray]:
+    """Every step of the searches' incumbents as a decision to imitate (searches made with
+    `features`): the rows with EMULATION_FEATURE appended (1 at the emulation's choice in
+    that state), the incumbent's action as the answer; and per decision the gain of its
+    departure as a share of its module's default score (0 where it follows the
+    emulation). Steps whose answer is not allowed (a NaN row) are dropped, as cloning
+    drops them."""
+    features = searches[0].features if searches else None
+    if not features:
+        raise ValueError("the searches recorded no features")
+    rows, masks, actions, modules, gains = [], [], [], [], []
+    for s in searches:
+        for f in s.functions.values():
+            t = f.incumbent
+            for j, (row, mask, emulated, action) in enumerate(
+                    zip(t.rows, t.masks, t.emulation, t.actions)):
+                gains.append(f.gains.get(j, 0.0) / s.default if s.default else 0.0)
+                column = np.zeros((row.shape[0], 1), dtype=np.float32)
+                column[emulated, 0] = 1.0
+                rows.append(np.concatenate([row, column], axis=1))
+                masks.append(mask)
+                actions.append(action)
+                modules.append(s.module)
+    names = list(features) + [EMULATION_FEATURE]
+    if not rows:
+        return Decisions(names, np.zeros((0, 33, len(names)), np.float32),
+                            np.zeros((0, 33), bool), np.zeros(0, np.int64), [], {}), np.zeros(0)
+    d = Decisions(names, np.stack(rows), np.stack(masks), np.asarray(actions, np.int64),
+                     modules, {})
+    keep = d.allowed[np.arange(len(d)), d.actions]
+    return d.subset(keep), np.asarray(gains)[keep]

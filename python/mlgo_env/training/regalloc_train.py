@@ -1,5 +1,7 @@
-"""Trains a register-allocation (eviction) policy: behavioural cloning of the default from a
-trace, then antithetic ES on the static cost, chosen on held-out training modules.
+"""Trains a register-allocation (eviction) policy (``--problem=regalloc``): a method
+(mlgo_env.training.methods, --method; es: behavioural cloning of the default from a trace,
+then antithetic ES on the static cost) searches on fit modules, and the result is chosen
+on held-out training modules against the one-number baselines.
 
     python -m mlgo_env.train --problem=regalloc --corpus=DIR --output=policy.json \\
         --minutes=20 [--workers=2 | --scheduler=ADDRESS|local[:N]] [--seed=0]
@@ -8,44 +10,28 @@ trace, then antithetic ES on the static cost, chosen on held-out training module
    inlining); validation modules are played once, after the budget, to report.
 2. `mlgo-env trace --problem=regalloc` records the default's decisions (the host's emulation
    of clang's eviction advisor) on a sample of the corpus (--trace-sampling-rate; --trace
-   reuses one). The training modules that decided anything are cut, by a seeded shuffle,
-   into *check* modules (--check-modules, among those with at most --check-max-decisions
-   traced decisions, to bound the time a check takes; with --check-packages only modules
-   of those packages check, and no module of them is fitted or searched) and *fit*
-   modules (the rest).
-3. Cloning (mlgo_env.training.regalloc_cloning): a per-candidate scoring network (every
-   per-candidate feature and progress, standardised, --hidden tanh units, one logit per
-   candidate) fitted by masked-softmax cross-entropy to the fit modules' decisions (at most
-   --clone-decisions per module). It starts exactly at the "lowest use_def_density" rule
-   (one unit monotone in it, the others silent) and keeps the step whose agreement with
-   the default is highest on a fifth of the fit modules (early stopping). Its agreement is
-   reported on the check modules' decisions, which it never saw.
-4. The start (--start). ``emulation`` (the default): the clone anchored on the host's
-   emulation of the default (mlgo_env.training.regalloc_anchor): one more input, the
-   ``host-emulation-v2`` feature, with a bonus that keeps the emulation's choice except on
-   --departures of the fit decisions (where the clone disagrees most); the emulation is
-   exact wherever the observation shows the spill weights, the clone is not. ``clone``:
-   the clone itself.
-   ES (mlgo_env.training.antithetic_es) over all the start's parameters: each round plays
-   --pairs mirrored perturbations on --batch-modules fit modules (the same modules for
-   every candidate of a round; fit modules with more than --max-decisions traced
-   decisions are left out to bound a round), scored by
+   reuses one; at most CLONE_DECISIONS decisions per module are kept). The training
+   modules that decided anything are cut, by a seeded shuffle, into *check* modules
+   (--check-modules, among those with at most --check-max-decisions traced decisions, to
+   bound the time a check takes; with --check-packages only modules of those packages
+   check, and no module of them is fitted or searched) and *fit* modules (the rest).
+3. The method's fit (es: cloning, and the anchored start) on the fit modules' decisions.
+4. The search: each round plays the method's candidates on --batch-modules fit modules
+   (the same modules for every candidate of a round; fit modules with more than
+   MAX_DECISIONS traced decisions are left out to bound a round), scored by
    ``(1 - --total-weight) * mean per-module reward + --total-weight * total reduction``
-   (the reward: 1 - policy cost / default cost, the environment's regalloc reward).
-   From an anchored start the perturbation scale is narrowed until perturbed starts stay
-   within twice --departures of the emulation. Every --check-every rounds, and at the
-   end, the current point is scored on the check modules.
-5. Selection on the check modules: the clone, the anchored start and the ES points
-   against the default (score 0), the emulation and the one-number policies
-   (mlgo_env.training.regalloc_baselines). A learned
-   policy is chosen only when it beats all of them there; otherwise the best of the
-   baselines is, and the log says so (when that is the default itself, which no policy file
-   can express, the file holds the best-scoring policy-file candidate and its metadata
-   says ``"chosen": "default"``).
+   (the reward: 1 - policy cost / default cost, the environment's regalloc reward). Every
+   CHECK_EVERY rounds, and at the end, the current point is scored on the check modules.
+5. Selection on the check modules: the fit's policies and the search's points against the
+   default (score 0), the emulation and the one-number policies
+   (mlgo_env.training.regalloc_baselines). A learned policy is chosen only when it beats
+   all of them there; otherwise the best of the baselines is, and the log says so (when
+   that is the default itself, which no policy file can express, the file holds the
+   best-scoring policy-file candidate and its metadata says ``"chosen": "default"``).
 
-Writes OUTPUT (a version-3 policy, decision "argmax-masked"), OUTPUT.clone.json,
-OUTPUT.history.json and OUTPUT.trace.log (+ .csv). The minutes budget covers everything
-before the validation, which runs after it (--no-validation skips it).
+Writes OUTPUT (a version-3 policy, decision "argmax-masked"), what the method writes (es:
+OUTPUT.clone.json), OUTPUT.history.json and OUTPUT.trace.log (+ .csv). The minutes budget
+covers everything before the validation, which runs after it.
 """
 
 from __future__ import annotations
@@ -53,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -61,25 +46,24 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import episodes as ep
-from ..cluster import TaskFailed, TaskRunner, open_runner
+from ..cluster import TaskFailed, TaskRunner
 from ..cluster.trace import run_trace
 from ..cluster.tasks import evaluate_task
-from ..policies.policy import Policy, PolicyError, save_policy
-from ..trace_log import TraceError
+from ..policies.policy import Policy, save_policy
+from . import methods
 from . import regalloc_anchor as ra
-from . import regalloc_args
 from . import regalloc_baselines as rbl
 from . import regalloc_cloning as rc
-from .antithetic_es import AntitheticES
 from .module_sets import package_of
 from .search import objective
-from .training_setup import (check_placement, env_factory, find_mlgo_env, scratch_dir,
-                             split_modules)
+from .training_setup import find_mlgo_env, split_modules
 
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The trainer's options (mlgo_env.training.regalloc_args), this module's doc as help."""
-    return regalloc_args.parse(argv, __doc__)
+#: at most this many traced decisions per module are loaded (for cloning)
+CLONE_DECISIONS = 2000
+#: the search plays fit modules with at most this many traced decisions
+MAX_DECISIONS = 1500
+#: the current point is checked every this many search rounds
+CHECK_EVERY = 4
 
 
 @dataclass
@@ -94,10 +78,27 @@ class Candidate:
 
 
 class RegallocTrainer:
-    """State of one run; `run` does it all. Not thread-safe."""
+    """One regalloc training run: `run` does it all, with the method it holds
+    (mlgo_env.training.methods) fitting the start and proposing what to play. Not
+    thread-safe."""
 
-    def __init__(self, args: argparse.Namespace, runner: TaskRunner) -> None:
+    problem = "regalloc"
+    #: its defaults of the common options
+    option_defaults = {"check_modules": 12}
+
+    @staticmethod
+    def add_arguments(group: Any) -> None:
+        """The regalloc trainer's options (besides the common ones and the method's)."""
+        group.add_argument("--batch-modules", type=int, default=6,
+                           help="fit modules each search round plays")
+        group.add_argument("--check-max-decisions", type=int, default=0,
+                           help="check modules have at most this many traced decisions (0: "
+                                f"{MAX_DECISIONS}, as the searched ones); hot modules are "
+                                "the big ones")
+
+    def __init__(self, args: argparse.Namespace, runner: TaskRunner | None = None) -> None:
         self.args = args
+        self.method = methods.method_class(args.problem, args.method)(args)
         self.runner = runner
         self.rng = np.random.default_rng(args.seed)
         self.start = time.monotonic()
@@ -153,17 +154,17 @@ class RegallocTrainer:
         --check-packages when given (whose modules are then never fitted or searched), a
         seeded sample of --check-modules of them."""
         a = self.args
-        d = rc.load_decisions(trace, train, a.clone_decisions, self.rng)
+        d = rc.load_decisions(trace, train, CLONE_DECISIONS, self.rng)
         counts = dict(d.counts)
         packages = {p for p in a.check_packages.split(",") if p}
         unknown = packages - {package_of(m) for m in train}
         if unknown:
             raise ValueError(f"--check-packages: the corpus has no training module of "
                              f"{', '.join(sorted(unknown))}")
-        limit = a.check_max_decisions or a.max_decisions
+        limit = a.check_max_decisions or MAX_DECISIONS
         pool = sorted(m for m in train if 0 < counts.get(m, 0) <= limit
                       and (not packages or package_of(m) in packages))
-        fitting = sorted(m for m in train if 0 < counts.get(m, 0) <= a.max_decisions
+        fitting = sorted(m for m in train if 0 < counts.get(m, 0) <= MAX_DECISIONS
                          and package_of(m) not in packages)
         if (len(pool) < 1 or len(fitting) < 2) if packages else len(pool) < 3:
             raise ValueError(f"the trace holds decisions of {len(pool)} training module(s) "
@@ -178,65 +179,12 @@ class RegallocTrainer:
         in_packages = np.asarray([package_of(m) in packages for m in d.modules], dtype=bool)
         return d.subset(~in_check & ~in_packages), d.subset(in_check), counts
 
-    def clone(self, fit: rc.Decisions, held: rc.Decisions) -> Policy:
-        """Cloning on the fit modules' decisions: a fifth of those modules (seeded) choose
-        when to stop; agreement is then reported on the check modules' decisions."""
-        a = self.args
-        t = time.monotonic()
-        names = sorted(set(fit.modules))
-        stop = set(names[i] for i in np.random.default_rng([a.seed, 2]).permutation(
-            len(names))[:max(1, len(names) // 5)]) if len(names) > 1 else set()
-        in_stop = np.asarray([m in stop for m in fit.modules], dtype=bool)
-        budget = time.monotonic() + max(10.0, 0.15 * self.left())
-        result = rc.fit(fit.subset(~in_stop), a.hidden, self.rng, steps=a.clone_steps,
-                        deadline=lambda: time.monotonic() > budget, held=fit.subset(in_stop))
-        held_agreement = rc.agreement(result.policy, held)
-        rule = rbl.one_number_policy("", "use_def_density", -1.0)
-        result.policy.metadata.update({
-            "cloning_decisions": len(fit), "cloning_agreement": rc.agreement(result.policy, fit),
-            "cloning_steps": result.steps, "check_decisions": len(held),
-            "check_agreement": held_agreement,
-            "check_agreement_lowest_use_def_density": rc.agreement(rule, held)})
-        m = result.policy.metadata
-        self.log(f"behavioural cloning: {len(fit)} decisions of {len(names)} fit modules "
-                 f"({len(stop)} of them to stop on), best at step {result.steps} "
-                 f"({time.monotonic() - t:.0f} s); agrees with the default on "
-                 f"{m['cloning_agreement']:.2%} of the fit decisions and on "
-                 f"{held_agreement:.2%} of {len(held)} decisions of {len(set(held.modules))} "
-                 f"held-out check modules (the lowest-use_def_density rule: "
-                 f"{m['check_agreement_lowest_use_def_density']:.2%})")
-        save_policy(result.policy, self.args.output + ".clone.json")
-        return result.policy
-
-    def anchor(self, clone: Policy, fit: rc.Decisions, held: rc.Decisions,
-               scale: float) -> tuple[Policy, float]:
-        """The clone anchored on the emulation (regalloc_anchor), departing from it on
-        --departures of the fit decisions, and its ES perturbation scale (`scale` narrowed
-        by ra.calibrated_scale); logs its agreement with the emulation on the fit and the
-        check modules' decisions."""
-        a = self.args
-        start, bonus = ra.anchored(clone, fit, a.departures)
-        fit = ra.with_emulation(fit)   # one copy of the fit rows, for both uses below
-        held_agreement = rc.agreement(start, ra.with_emulation(held))
-        start.metadata["anchor_check_agreement"] = held_agreement
-        self.log(f"anchored on the emulation: bonus {bonus:.4f}, agrees with it on "
-                 f"{rc.agreement(start, fit):.2%} of the fit decisions and "
-                 f"{held_agreement:.2%} of the check modules' decisions")
-        scale = ra.calibrated_scale(start, fit, scale, a.departures, self.rng)
-        self.log(f"ES perturbation scale {scale:.5f} (calibrated: perturbed starts depart "
-                 f"from the emulation on at most {2 * a.departures:.1%} of the fit decisions "
-                 "on average)")
-        return start, scale
-
-    def reference(self, clone: Policy, start: Policy | None, check: list[str]
-                  ) -> list[Candidate]:
-        """The default, the one-number policies, the emulation, the clone and the ES start
-        (when not the clone) on the check modules."""
-        named = rbl.one_number_policies() + [("emulation", ra.emulation_policy()),
-                                             ("clone", clone)]
-        if start is not None:
-            named.append(("anchored start", start))
-        learned = {"clone", "anchored start"}
+    def reference(self, check: list[str]) -> list[Candidate]:
+        """The default, the one-number policies, the emulation and the method's fitted
+        policies (es: the clone, the anchored start) on the check modules."""
+        fitted = self.method.learned_starts()
+        named = rbl.one_number_policies() + [("emulation", ra.emulation_policy())] + fitted
+        learned = {name for name, _ in fitted}
         table = self.play([p for _, p in named], check)
         out = [Candidate("default", None, 0.0,
                          ep.summarise(rbl.default_results(table[0])), False)]
@@ -253,41 +201,42 @@ class RegallocTrainer:
                  f"{s['total_change'] * 100:+.2f}%, mean per-module reward {s['reward_mean']:+.5f}")
         self.history.append({"phase": "check", "name": c.name, "score": c.check, **s})
 
-    def es(self, clone: Policy, search: list[str], check: list[str],
-           check_seconds: float, scale: float) -> list[Candidate]:
-        """ES rounds from `clone` (the start) with perturbations of `scale` until the
-        budget (keeping time for a last check) or --rounds."""
-        a = self.args
-        theta0 = clone.flat()
-        es = AntitheticES(theta0.copy(), scale, scale * a.step, a.pairs)
+    def search(self, search: list[str], check: list[str], check_seconds: float
+               ) -> list[Candidate]:
+        """The method's rounds until the budget (keeping time for a last check) or
+        --rounds; the current point is checked every CHECK_EVERY rounds and at the end."""
+        a, m = self.args, self.method
         found: list[Candidate] = []
         round_seconds = 0.0
-        while not a.rounds or es.rounds < a.rounds:
+        while not a.rounds or m.rounds() < a.rounds:
             if self.left() < round_seconds + check_seconds:
                 break
             t = time.monotonic()
             batch = [search[i] for i in self.rng.permutation(len(search))[:a.batch_modules]]
-            candidates = es.propose(self.rng)
-            table = self.play([clone.with_flat(c) for c in candidates], batch)
+            candidates = m.propose(self.rng)
+            if not candidates:
+                break
+            table = self.play([m.policy(c) for c in candidates], batch)
             scores = [self.score(r) for r in table]
-            moved = es.tell(scores)
+            m.tell(candidates, scores)
             round_seconds = time.monotonic() - t
-            self.history.append({"phase": "es", "round": es.rounds, "scores": scores,
-                                 "move": moved, "seconds": round_seconds})
-            self.log(f"ES round {es.rounds}: {len(batch)} modules, candidates "
+            self.history.append({"phase": "es", "round": m.rounds(), "scores": scores,
+                                 "move": m.moved, "seconds": round_seconds})
+            self.log(f"ES round {m.rounds()}: {len(batch)} modules, candidates "
                      f"{min(scores):+.5f}..{max(scores):+.5f} (mean {np.mean(scores):+.5f}), "
-                     f"moved {moved:.4f} in {round_seconds:.0f} s")
-            if es.rounds % a.check_every == 0:
-                found.append(self.check_point(clone, es, check))
-        if es.rounds % a.check_every and es.rounds:
-            found.append(self.check_point(clone, es, check))
+                     f"moved {m.moved:.4f} in {round_seconds:.0f} s")
+            if m.rounds() % CHECK_EVERY == 0:
+                found.append(self.check_point(check))
+        if m.rounds() % CHECK_EVERY and m.rounds():
+            found.append(self.check_point(check))
         return found
 
-    def check_point(self, clone: Policy, es: AntitheticES, check: list[str]) -> Candidate:
-        policy = clone.with_flat(es.theta)
-        policy.metadata["es_round"] = es.rounds
+    def check_point(self, check: list[str]) -> Candidate:
+        m = self.method
+        policy = m.policy(m.incumbent()[0])
+        policy.metadata["es_round"] = m.rounds()
         (results,) = self.play([policy], check)
-        c = Candidate(f"ES round {es.rounds}", policy, self.score(results),
+        c = Candidate(f"ES round {m.rounds()}", policy, self.score(results),
                       ep.summarise(results), True)
         self.log_candidate(c)
         return c
@@ -304,19 +253,15 @@ class RegallocTrainer:
         self.log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
         fit, held, counts = self.split_decisions(self.trace(), train)
         check = sorted(set(held.modules))
-        search = sorted(m for m in set(fit.modules) if counts[m] <= a.max_decisions)
+        search = sorted(m for m in set(fit.modules) if counts[m] <= MAX_DECISIONS)
         self.log(f"cloning on {len(set(fit.modules))} training modules; ES on the {len(search)} "
-                 f"of them with at most {a.max_decisions} decisions, check on {len(check)}")
-        clone = self.clone(fit, held)
-        scale = float(np.sqrt(np.mean(clone.flat() ** 2))) * a.sigma
-        start = None
-        if a.start == "emulation":
-            start, scale = self.anchor(clone, fit, held, scale)
+                 f"of them with at most {MAX_DECISIONS} decisions, check on {len(check)}")
+        self.method.fit(self, (fit, held))
         t = time.monotonic()
-        candidates = self.reference(clone, start, check)
+        candidates = self.reference(check)
         # every candidate but the default played the check modules once
         check_seconds = (time.monotonic() - t) / (len(candidates) - 1)
-        candidates += self.es(start or clone, search, check, check_seconds, scale)
+        candidates += self.search(search, check, check_seconds)
         chosen, note = choose(candidates)
         self.log(note)
         return self.finish(chosen, note, train, val, search, check)
@@ -334,16 +279,15 @@ class RegallocTrainer:
             "validation_modules": len(val), "search_modules": len(search),
             "check_modules": len(check), "total_weight": a.total_weight,
             "episodes": self.played})
-        if not a.no_validation:
-            self.log(f"validating the chosen policy on the {len(val)} held-out modules")
-            (results,) = self.play([policy], val)
-            s = ep.summarise(results)
-            policy.metadata["validation"] = s
-            self.history.append({"phase": "validation", **s})
-            self.log(f"validation ({len(val)} modules never trained on): default "
-                     f"{s['default_total']:.1f}, policy {s['policy_total']:.1f}, change "
-                     f"{s['total_change'] * 100:+.2f}%, mean per-module reward "
-                     f"{s['reward_mean']:+.5f}")
+        self.log(f"validating the chosen policy on the {len(val)} held-out modules")
+        (results,) = self.play([policy], val)
+        s = ep.summarise(results)
+        policy.metadata["validation"] = s
+        self.history.append({"phase": "validation", **s})
+        self.log(f"validation ({len(val)} modules never trained on): default "
+                 f"{s['default_total']:.1f}, policy {s['policy_total']:.1f}, change "
+                 f"{s['total_change'] * 100:+.2f}%, mean per-module reward "
+                 f"{s['reward_mean']:+.5f}")
         save_policy(policy, a.output)
         with open(a.output + ".history.json", "w", encoding="utf-8") as f:
             json.dump(self.history, f, indent=1)
@@ -376,16 +320,3 @@ def choose(candidates: Sequence[Candidate]) -> tuple[Candidate, str]:
                            f"expresses: the file holds the best policy-file candidate, "
                            f"{carrier.name} ({carrier.check:+.5f}); deploy no policy to get "
                            "the default")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    try:
-        check_placement(args.scheduler, args.remote)
-        make = env_factory("regalloc", args.corpus, args.remote, args.cache_dir,
-                           scratch_dir(args.temp_dir, args.remote))
-        with open_runner(args.scheduler, make, args.workers, args.corpus) as runner:
-            return RegallocTrainer(args, runner).run()
-    except (ValueError, PolicyError, FileNotFoundError, RuntimeError, TraceError) as e:
-        print(f"train: error: {e}", file=sys.stderr)
-        return 2

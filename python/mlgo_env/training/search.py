@@ -1,12 +1,5 @@
-"""The trainer's searches over margin-policy vectors, scored with common random numbers
-(every candidate on the same fixed training modules).
-
-:class:`CoordinateSearch` (the default) probes one coordinate per round at a few random
-step sizes (log-uniform around that coordinate's typical step ``sigma_i``, both signs),
-and every other round a few random directions too; the best probe replaces the incumbent
-if it scores higher. A coordinate move shifts the boundary only for call sites in a band
-of margins, so few modules change decisions and most candidates' episodes are replays
-(mlgo_env.tuning.replay): many probes cost few compiles.
+"""The inlining trainer's search over margin-policy vectors, scored with common random
+numbers (every candidate on the same fixed training modules), and the score itself.
 
 :class:`ElitistES` proposes `pairs` mirrored perturbations ``u +/- sigma * d`` of the incumbent
 ``u`` (``d`` Gaussian, per-coordinate scales `sigma`) plus, after the first round, one
@@ -119,66 +112,3 @@ class ElitistES:
         self.score = float(state["score"])
         g = state.get("gradient")
         self._gradient = None if g is None else np.asarray(g, float)
-
-
-@dataclass
-class CoordinateSearch:
-    """Random-scale line probes along one coordinate per round (plus, every other round,
-    one random direction), accepted when they beat the incumbent."""
-
-    u: np.ndarray
-    sigma: np.ndarray             # per-coordinate typical step (cost units)
-    probes: int = 3               # step sizes per direction and round
-    spread: float = 8.0           # steps are log-uniform in [sigma / spread, sigma * spread]
-    sigma_min: float = 1.0
-    sigma_max: float = 200.0
-    score: float = -np.inf
-    _order: list[int] = field(default_factory=list, repr=False)
-    _axis: int = field(default=-1, repr=False)
-    _round: int = field(default=0, repr=False)
-
-    def propose(self, rng: np.random.Generator) -> list[np.ndarray]:
-        """This round's candidates: `probes` random step sizes up and down along the next
-        coordinate (random order per sweep); every other round also `probes` mirrored
-        moves along random directions (scaled per coordinate by sigma)."""
-        if not self._order:
-            self._order = [int(i) for i in rng.permutation(self.u.size)]
-        self._axis = self._order.pop(0)
-        self._round += 1
-        scales = np.exp(rng.uniform(-np.log(self.spread), np.log(self.spread), self.probes))
-        out = []
-        for s in scales * self.sigma[self._axis]:
-            step = np.zeros(self.u.size)
-            step[self._axis] = s
-            out += [self.u + step, self.u - step]
-        if self._round % 2 == 0:
-            for s in scales:
-                d = rng.standard_normal(self.u.size) / np.sqrt(self.u.size)
-                out += [self.u + s * self.sigma * d, self.u - s * self.sigma * d]
-        return out
-
-    def tell(self, candidates: Sequence[np.ndarray], scores: Sequence[float]) -> bool:
-        """Moves to the best candidate if it beats the incumbent; the coordinate's typical
-        step follows the step that worked (and shrinks a little when nothing did)."""
-        best = int(np.argmax(scores))
-        i = self._axis
-        if scores[best] > self.score:
-            move = np.abs(np.asarray(candidates[best], float) - self.u)
-            self.u, self.score = np.asarray(candidates[best], float).copy(), float(scores[best])
-            moved = move > 0
-            self.sigma[moved] = np.clip(move[moved] * 1.5, self.sigma_min, self.sigma_max)
-            self._order.insert(0, i)  # a success: probe the same coordinate again
-            return True
-        self.sigma[i] = max(self.sigma[i] * 0.8, self.sigma_min)
-        return False
-
-    def state(self) -> dict[str, Any]:
-        return {"u": self.u.tolist(), "sigma": self.sigma.tolist(), "score": self.score,
-                "order": list(self._order), "round": self._round}
-
-    def load(self, state: dict[str, Any]) -> None:
-        self.u = np.asarray(state["u"], float)
-        self.sigma = np.asarray(state["sigma"], float)
-        self.score = float(state["score"])
-        self._order = [int(i) for i in state.get("order", [])]
-        self._round = int(state.get("round", 0))

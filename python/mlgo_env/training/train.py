@@ -1,65 +1,45 @@
-"""Trains an inlining-for-size policy: behavioural cloning of clang's default on a default
-trace, then an evolution-strategies search, judged on held-out modules.
-(--problem=regalloc runs mlgo_env.training.regalloc_train, with options of its own.)
+"""Trains an inlining-for-size policy (``--problem=inlining``; --problem=regalloc runs
+mlgo_env.training.regalloc_train): a method (mlgo_env.training.methods, --method) starts
+from behavioural cloning of clang's default on a default trace and searches from there;
+the result is judged against the one-number baselines on modules it never searched.
 
     python -m mlgo_env.train --problem=inlining --corpus=DIR --output=policy.json \\
-        --minutes=20 [--workers=2 | --scheduler=ADDRESS|local[:N]] [--remote=unix:PATH] [--seed=0]
+        --minutes=20 [--method=es] [--workers=2 | --scheduler=ADDRESS|local[:N]] [--seed=0]
 
 1. The corpus is split by a seeded hash of module names (--validation-share); the
    validation modules are played once, at the end, to report.
 2. `mlgo-env trace` records the default's decisions on a sample of the corpus
-   (--trace-sampling-rate). The policy is a margin policy (mlgo_env.policies.margin_policy):
-   inline iff m + shift + w.z > 0, in clang's cost units, m being clang's margin
-   max(threshold, 1) - cost_estimate clamped to the default's side of the boundary
-   (--no-anchor: unclamped); the warm start fits shift and w to the training modules'
-   traced decisions.
-3. Every candidate is scored on the same fixed training modules that make decisions
-   (--search-modules), by a blend of the mean per-module reward (1 - policy bytes /
-   default bytes) and the total reduction (--total-weight). Episodes whose decisions a
-   recorded trajectory already covers are replayed, not compiled (mlgo_env.tuning.replay), so
-   only modules whose decisions change cost a compile. The candidates:
-   --method=classifier (the default): single flips of the search modules' default
-   trajectories (mlgo_env.training.flip_search) label "deviating here shrinks the module"; a
-   small network learns it (mlgo_env.policies.flip_classifier) and the policy is the default
-   XOR the classifier; its output bias is tried at several flip rates (--flip-rates),
-   then an elitist ES with mirrored perturbations (mlgo_env.training.search) tunes its output
-   layer (mlgo_env.training.train_network). --method=imitation: the same network imitating
-   the per-module best trajectories of a greedy search over grouped flips (every call site
-   of one callee flipped together; mlgo_env.tuning.inlining_search, train_imitation).
-   --method=residual: the best constant shift on the search modules, then a network that
-   moves clang's margin from there, imitating grouped-flip searches that start from that
-   shift (mlgo_env.policies.residual_policy, mlgo_env.training.train_residual).
-   --method=coordinate / --method=es search (shift, w) of the margin policy
-   (mlgo_env.training.train_margin).
-   A round whose candidates were all replays compiled nothing: the search then explores
-   (a wider step; for the network methods also a batch of new counterfactual episodes,
-   mlgo_env.training.exploration, and a refit once the labels grew).
+   (--trace-sampling-rate); the method's fit clones them (the warm start).
+3. Every candidate the method proposes is scored on the same fixed training modules that
+   make decisions (--search-modules), by a blend of the mean per-module reward (1 - policy
+   bytes / default bytes) and the total reduction (--total-weight). Episodes whose
+   decisions a recorded trajectory already covers are replayed, not compiled
+   (mlgo_env.tuning.replay), so only modules whose decisions change cost a compile. A round
+   whose candidates were all replays compiled nothing: the method widens its step.
 4. Each new incumbent is also scored on other training modules (--check-modules); the
    incumbent scoring best there is the learned result. It must then beat, on those check
    modules, clang's margin moved by each constant of --baseline-shifts and "no optional
-   inline" (mlgo_env.tuning.baselines), by more than --selection-z standard errors of
-   the per-module differences of its score and the best baseline's (a margin a handful of
-   modules cannot make), and by as much on the searched packages' held-out modules
-   (--holdout-share of their deciding training modules, never searched nor explored: a
-   network that learned its search modules rather than their packages fails there);
-   otherwise that baseline is the result and the log says so. Validation modules are
-   never used to choose.
+   inline" (mlgo_env.tuning.baselines), by more than one standard error of the per-module
+   differences of its score and the best baseline's (mlgo_env.training.selection), and by
+   as much on a quarter of the searched packages' deciding training modules, held out of
+   the search (a policy that learned its search modules rather than their packages fails
+   there); otherwise that baseline is the result and the log says so. Validation modules
+   are never used to choose.
 
-Writes OUTPUT (the policy JSON, see mlgo_env.policies.policy), OUTPUT.warmstart.json,
-OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png (learning curve),
-OUTPUT.history.json (its last rows: the check-module selection and the time breakdown:
-trace, fitting, compiling, replaying, selection, evaluation, other) and OUTPUT.trace.log
-(+ .csv). The minutes budget covers everything
-before the final validation, which runs after it; --rounds also bounds the search by a
-number of rounds (for a seed, a run whose budget is not reached then chooses the same policy
-wherever its episodes run).
+Writes OUTPUT (the policy JSON, see mlgo_env.policies.policy), what the method writes
+(es: OUTPUT.warmstart.json), OUTPUT.ckpt.npz (--resume continues from it), OUTPUT.png
+(learning curve), OUTPUT.history.json (its last rows: the check-module selection and the
+time breakdown: trace, fitting, compiling, replaying, selection, evaluation, other) and
+OUTPUT.trace.log (+ .csv). The minutes budget covers everything before the final
+validation, which runs after it; --rounds also bounds the search by a number of rounds
+(for a seed, a run whose budget is not reached then chooses the same policy wherever its
+episodes run).
 
 --scheduler runs the trace shards and the episodes as tasks on a Dask cluster
 (mlgo_env.cluster; the corpus at the same path on every worker); the search itself, the
 checkpoint and the outputs stay in this process, so --resume works after a cluster restart.
 A resumed run rebuilds its replay cache from the trace: rounds that replayed before the
-interruption compile again, so it may explore (and so label) at other rounds than an
-uninterrupted run.
+interruption compile again.
 """
 
 from __future__ import annotations
@@ -74,35 +54,56 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import episodes as ep
-from . import train_report as report
 from ..cluster import TaskRunner, open_runner
 from ..cluster.trace import run_trace
-from ..policies.margin_policy import MarginSpace, fit_margin_cv, make_space, space_of
 from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
-from .module_sets import choose_modules
+from ..trace_log import Trace, TraceError, read_trace
 from ..tuning.replay import ReplayCache, seed_from_trace
-from .search import CoordinateSearch, ElitistES, objective
+from . import methods
+from . import train_args
+from . import train_report as report
+from .module_sets import choose_modules
+from .regalloc_train import RegallocTrainer
+from .search import objective
 from .selection import Selection
-from .train_args import parse_args as _parse_args
-from .train_imitation import ImitationMethod
-from .train_margin import MarginMethod
-from .train_network import NetworkMethod
-from .train_residual import ResidualMethod
-from ..trace_log import Trace, read_trace
 from .tolerant import TolerantPlayer
 from .training_setup import (check_placement, env_factory, find_mlgo_env,
                              refuse_evaluation_corpus, scratch_dir, split_modules)
 
+#: share of the searched packages' deciding training modules held out of the search, on
+#: which a learned policy must also beat the best baseline to be chosen
+HOLDOUT_SHARE = 0.25
+#: a progress line and a checkpoint at most this often (and at each new incumbent)
+REPORT_SECONDS = 15.0
 
-def parse_args(argv: Sequence[str] | None):
-    return _parse_args(argv, __doc__)
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The options of an inlining or regalloc run (mlgo_env.training.train_args)."""
+    return train_args.parse(argv, TRAINERS)[0]
 
 
-class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Selection):
-    """State of one training run; `run` does it all."""
+class Trainer:
+    """One inlining training run: `run` does it all, with the method it holds
+    (mlgo_env.training.methods) proposing what to score."""
+
+    problem = "inlining"
+    option_defaults: dict[str, Any] = {}
+
+    @staticmethod
+    def add_arguments(group: Any) -> None:
+        """The inlining trainer's options (besides the common ones and the method's)."""
+        group.add_argument("--search-modules", type=int, default=200,
+                           help="training modules every candidate is scored on")
+        group.add_argument("--baseline-shifts", default="-40,-20,-10,10,20,40",
+                           help="constant margin shifts (cost units) the chosen policy must "
+                                "beat on the check modules (with no optional inline); '' for "
+                                "none")
+        group.add_argument("--resume", action="store_true",
+                           help="continue from OUTPUT.ckpt.npz")
 
     def __init__(self, args: argparse.Namespace, runner: TaskRunner | None = None) -> None:
         self.args = args
+        self.method = methods.method_class(args.problem, args.method)(args)
         self.runner = runner  # where episodes and the trace run (main() opens it)
         self.rng = np.random.default_rng(args.seed)
         self.clock = report.Clock()
@@ -130,42 +131,14 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
             self.clock.times["trace"] = time.monotonic() - t
         return read_trace(path), path + ".csv"
 
-    def warm_start(self, trace: Trace, train: set[str]) -> tuple[MarginSpace, np.ndarray]:
-        """Behavioural cloning of the default on the training modules' decisions."""
-        t = time.monotonic()
-        keep = np.asarray([c in train for c in trace.contexts], dtype=bool)
-        if not keep.any():
-            raise ValueError("the default trace holds no decision of a training module "
-                             "(raise --trace-sampling-rate?)")
-        rows, labels = trace.rows[keep], trace.actions[keep]
-        shape = [s for s in self.args.shape.split(",") if s]
-        groups = [c for c, k in zip(trace.contexts, keep) if k]
-        fits = {}
-        for anchored in (False, True):  # the plain margin rule, then the anchored one
-            space = make_space(self.args.problem, trace.feature_names, rows, shape, anchored)
-            cols = [trace.feature_names.index(f) for f in space.features]
-            fits[anchored] = fit_margin_cv(space, rows[:, cols], labels, groups)
-        self.clock.times["fitting"] += time.monotonic() - t
-        (plain, _), (fit, ridge) = fits[False], fits[self.args.anchor]
-        if not self.args.anchor:
-            space = make_space(self.args.problem, trace.feature_names, rows, shape, False)
-        self.log(f"behavioural cloning: {len(labels)} decisions of {len(set(groups))} "
-                 f"training modules; the margin rule agrees on {plain.agreement:.2%}, the "
-                 f"{'anchored ' if self.args.anchor else ''}warm start on {fit.agreement:.2%} "
-                 f"(shift {fit.u[0]:+.2f}, |w| {np.linalg.norm(fit.u[1:]):.2f}, ridge {ridge:g})")
-        warm = space.policy(fit.u, {"cloning_agreement": fit.agreement,
-                                    "margin_rule_agreement": plain.agreement,
-                                    "cloning_decisions": int(len(labels))})
-        save_policy(warm, self.args.output + ".warmstart.json")
-        return space, fit.u
-
-    def score(self, pool: ep.EpisodePool, cache: ReplayCache, space: MarginSpace,
-              vectors: Sequence[np.ndarray], modules: Sequence[str],
-              phase: str | None = None) -> tuple[list[float], list[list[ep.EpisodeResult]]]:
+    def score(self, pool: ep.EpisodePool, cache: ReplayCache, vectors: Sequence[np.ndarray],
+              modules: Sequence[str], phase: str | None = None
+              ) -> tuple[list[float], list[list[ep.EpisodeResult]]]:
         """Scores of search vectors on `modules` (replays where possible); the time is
         booked to `phase` ("selection": scoring on the check modules), else to compiling
         and replaying. `last_compiled` counts the episodes it compiled."""
-        table, played = cache.evaluate(pool, [space.policy(u) for u in vectors], modules)
+        table, played = cache.evaluate(pool, [self.method.policy(u) for u in vectors],
+                                       modules)
         self.last_compiled = len(played)
         self.clock.account(played, len(vectors) * len(modules) - len(played),
                            cache.last_seconds[1], cache.last_seconds[0], phase)
@@ -173,20 +146,17 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
 
     def choose_modules(self, cache: ReplayCache, train: list[str]
                        ) -> tuple[list[str], list[str]]:
-        """(search, check) for this run (mlgo_env.training.module_sets); `fresh` (what
-        exploration may add) and `holdout` (the selection's second test) are kept on the
-        trainer."""
+        """(search, check) for this run (mlgo_env.training.module_sets); `holdout` (the
+        selection's second test) is kept on the trainer."""
         a = self.args
         sets = choose_modules(cache.trajectories, train, a.seed, a.search_modules,
                               a.check_modules, {p for p in a.check_packages.split(",") if p},
-                              a.holdout_share)
-        self.fresh, self.holdout = sets.fresh, sets.holdout
+                              HOLDOUT_SHARE)
+        self.holdout = sets.holdout
         return sets.search, sets.check
 
     def run(self) -> int:
         a = self.args
-        if a.problem != "inlining":  # regalloc never gets here (main dispatches it)
-            raise ValueError(f"training supports inlining and regalloc, not '{a.problem}'")
         modules = ep.corpus_modules(a.corpus)
         train, val = split_modules(modules, a.validation_share, a.seed)
         if not train or not val:
@@ -198,30 +168,23 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
         ckpt = a.output + ".ckpt.npz"
         state = report.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
         trace, csv_path = self.trace()
-        if state and state.get("method", "coordinate") != a.method:
-            raise ValueError(f"checkpoint '{ckpt}' is of --method={state.get('method', 'coordinate')}")
-        if state and a.method in ("classifier", "imitation", "residual"):
-            space, u0 = None, None
-            self.rng.bit_generator.state = state["rng"]
-            self.log(f"resuming from {ckpt} at round {state['iteration']}")
-        elif state:
-            space, u0 = space_of(policy_from_json(state["warm"], f"checkpoint '{ckpt}'"))
+        if state and state.get("method") != a.method:
+            raise ValueError(f"checkpoint '{ckpt}' is not of --method={a.method}")
+        if state:
+            self.method.load(state["method_state"])
             self.rng.bit_generator.state = state["rng"]
             self.log(f"resuming from {ckpt} at round {state['iteration']}")
         else:
-            space, u0 = self.warm_start(trace, set(train))
+            self.method.fit(self, (trace, set(train)))
         cache = ReplayCache(trace.feature_names)
         seed_from_trace(cache, trace, csv_path, train)
         search, check = self.choose_modules(cache, train)
         self.log(f"search on {len(search)} training modules, check on {len(check)}, "
                  f"{len(self.holdout)} of the searched packages held out for the selection")
         with contextlib.nullcontext(TolerantPlayer(self.runner, self.log)) as pool:
-            if a.method in ("classifier", "imitation", "residual"):
-                best = self.network(pool, cache, search, check, val, self.fresh, ckpt, state)
-            else:
-                best = self.margin_search(pool, cache, space, u0, search, check, val, ckpt,
-                                          state)
-            best = self.against_baselines(pool, cache, best, check, self.holdout)
+            best = self.search(pool, cache, search, check, ckpt, state)
+            best = Selection(a, self.clock, self.log, self.history).against_baselines(
+                pool, cache, best, check, self.holdout)
             self.log("validating the chosen policy on the held-out modules")
             t = time.monotonic()
             val_results = pool.play([(m, ep.policy_decider(best)) for m in val])
@@ -234,27 +197,66 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
         self.finish(best, val_results, train, val, search, check)
         return 0
 
-    def more_rounds(self, iteration: int) -> bool:
-        """False once --rounds search rounds are done."""
-        return not self.args.rounds or iteration < self.args.rounds
+    def search(self, pool: ep.EpisodePool, cache: ReplayCache, search: list[str],
+               check: list[str], ckpt: str, state: dict[str, Any] | None) -> Policy:
+        """The method's rounds until the deadline or --rounds (at least one round, however
+        little budget the trace and the fit left); returns the incumbent best on `check`."""
+        a, m = self.args, self.method
+        if state:
+            iteration, self.incumbents = state["iteration"], state["incumbents"]
+            self.history = state["history"]
+        else:
+            iteration = 0
+            self.start_search(pool, cache, search, check)
+        last, first, shown = 0.0, iteration + 1, -np.inf
+        while iteration < first or (time.monotonic() + last < self.deadline
+                                    and (not a.rounds or iteration < a.rounds)):
+            t = time.monotonic()
+            candidates = m.propose(self.rng)
+            if not candidates:
+                break
+            iteration += 1
+            scores, table = self.score(pool, cache, candidates, search)
+            idle = self.last_compiled == 0
+            row = self.record_round(iteration, pool, cache, candidates, scores, table, check)
+            if idle:  # nothing compiled: a wider step
+                self.clock.idle_rounds += 1
+                row["idle"] = True
+                m.widen()
+            # Rounds of replays take milliseconds: report and checkpoint every few seconds.
+            if "check_score" in row or time.monotonic() - shown >= REPORT_SECONDS:
+                shown = time.monotonic()
+                self.log(report.progress_line(row, row["best"], self.clock))
+                self.checkpoint(ckpt, iteration)
+            last = time.monotonic() - t
+        self.checkpoint(ckpt, iteration)
+        chosen = max(self.incumbents, key=lambda c: (c["check"], c["iteration"]))
+        self.log(f"chosen among the incumbents: round {chosen['iteration']} (search "
+                 f"{chosen['score']:+.5f}, check {chosen['check']:+.5f}); "
+                 f"{len(self.incumbents)} incumbents")
+        self.chosen = chosen
+        return policy_from_json(chosen["policy"], "incumbent")
 
-    def env_factory(self) -> Any:
-        a = self.args
-        # Grouped flips name a callee by its IR2Vec embedding (train_imitation).
-        vocab = "default" if a.method in ("imitation", "residual") else None
-        return env_factory(a.problem, a.corpus, a.remote, a.cache_dir,
-                           scratch_dir(a.temp_dir, a.remote), vocab)
+    def start_search(self, pool: ep.EpisodePool, cache: ReplayCache, search: list[str],
+                     check: list[str]) -> None:
+        """Scores the fit's vector (the first incumbent) on the search and check modules."""
+        u, _ = self.method.incumbent()
+        (score,), _ = self.score(pool, cache, [u], search)
+        self.method.start(score)
+        (check_score,), _ = self.score(pool, cache, [u], check, phase="selection")
+        self.incumbents.append({"iteration": 0, "u": u.tolist(), "score": score,
+                                "check": check_score,
+                                "policy": self.method.policy(u).to_json()})
+        self.history.append({"phase": "warm", "score": score, "check_score": check_score,
+                             "iteration": 0})
+        self.log(f"warm start: score {score:+.5f} on the search modules, "
+                 f"{check_score:+.5f} on the check modules")
 
-    def record_round(self, es: CoordinateSearch | ElitistES, iteration: int,
-                     pool: ep.EpisodePool, cache: ReplayCache, cspace: Any,
+    def record_round(self, iteration: int, pool: ep.EpisodePool, cache: ReplayCache,
                      cands: list[np.ndarray], scores: list[float],
-                     table: list[list[ep.EpisodeResult]], check: list[str], val: list[str],
-                     floor: float | None = None) -> dict[str, Any]:
-        """Tells `es` a scored round and records it: a new incumbent scoring above `floor`
-        (default: the default policy's score, self.s0) is also scored on the check modules,
-        and validation runs every --validate-every rounds. Returns the history row (also
-        appended)."""
-        floor = self.s0 if floor is None else floor
+                     table: list[list[ep.EpisodeResult]], check: list[str]) -> dict[str, Any]:
+        """Tells the method a scored round and records it: a new incumbent is also scored
+        on the check modules. Returns the history row (also appended)."""
         top = int(np.argmax(scores))
         rewards = np.asarray([r.reward for r in table[top]])
         row = {"phase": "search", "iteration": iteration, "score": scores[top],
@@ -262,33 +264,21 @@ class Trainer(NetworkMethod, ImitationMethod, ResidualMethod, MarginMethod, Sele
                "total_change": ep.summarise(table[top])["total_change"],
                "seconds": self.clock.elapsed()}
         row["compiled"], row["replayed"] = self.clock.played, self.clock.replayed
-        if es.tell(cands, scores) and es.score > floor:
-            (row["check_score"],), _ = self.score(pool, cache, cspace, [es.u], check,
-                                                  phase="selection")
-            self.incumbents.append({"iteration": iteration, "u": es.u.tolist(),
-                                    "score": es.score, "check": row["check_score"],
-                                    "policy": cspace.policy(es.u).to_json()})
-        row["best"], row["sigma"] = es.score, float(np.mean(es.sigma))
-        if self.args.validate_every and iteration % self.args.validate_every == 0:
-            t = time.monotonic()
-            played = pool.play([(m, ep.policy_decider(cspace.policy(es.u))) for m in val])
-            self.clock.account(played, 0, time.monotonic() - t, 0.0, "evaluation")
-            v = ep.summarise(played)
-            row["validation_reward_mean"] = v["reward_mean"]
-            row["validation_change"] = v["total_change"]
+        if self.method.tell(cands, scores):
+            u, score = self.method.incumbent()
+            (row["check_score"],), _ = self.score(pool, cache, [u], check, phase="selection")
+            self.incumbents.append({"iteration": iteration, "u": u.tolist(), "score": score,
+                                    "check": row["check_score"],
+                                    "policy": self.method.policy(u).to_json()})
+        row["best"], row["sigma"] = self.method.incumbent()[1], self.method.step_size()
         self.history.append(row)
         return row
 
-    def checkpoint(self, path: str, es: CoordinateSearch | ElitistES, iteration: int,
-                   warm: Policy) -> None:
-        """Everything --resume needs (the replay cache is rebuilt from the trace; a flip
-        classifier's flips are in OUTPUT.flips.npz)."""
-        state = {"es": es.state(), "iteration": iteration, "incumbents": self.incumbents,
-                 "history": self.history, "rng": self.rng.bit_generator.state,
-                 "warm": warm.to_json(), "method": self.args.method,
-                 "base_shift": self.base_shift}
-        if getattr(self, "u_fit", None) is not None:
-            state["u_fit"] = np.asarray(self.u_fit).tolist()
+    def checkpoint(self, path: str, iteration: int) -> None:
+        """Everything --resume needs (the replay cache is rebuilt from the trace)."""
+        state = {"method": self.args.method, "method_state": self.method.state(),
+                 "iteration": iteration, "incumbents": self.incumbents,
+                 "history": self.history, "rng": self.rng.bit_generator.state}
         report.save_checkpoint(path, state)
 
     def finish(self, best: Policy, val_results: list[ep.EpisodeResult], train: list[str],
@@ -331,31 +321,33 @@ def _quantiles(rewards: np.ndarray) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    problem = argparse.ArgumentParser(add_help=False)
-    problem.add_argument("--problem")
-    problem.add_argument("--corpus")
-    known = problem.parse_known_args(argv)[0]
+    """``python -m mlgo_env.train``: the problem's trainer with the chosen method."""
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--corpus")
+    known = first.parse_known_args(argv)[0]
     if known.corpus:
         try:
             refuse_evaluation_corpus(known.corpus)
         except ValueError as e:
             print(f"train: error: {e}", file=sys.stderr)
             return 2
-    if known.problem == "regalloc":
-        from .regalloc_train import main as train_regalloc  # its own trainer and options
-        return train_regalloc(argv)
     args = parse_args(argv)
     try:
         check_placement(args.scheduler, args.remote)
-        trainer = Trainer(args)
+        trainer = TRAINERS[args.problem](args)
         log = None if args.quiet else trainer.log
-        with open_runner(args.scheduler, trainer.env_factory(), args.workers, args.corpus,
-                         log) as runner:
+        make_env = env_factory(args.problem, args.corpus, args.remote, args.cache_dir,
+                               scratch_dir(None, args.remote))
+        with open_runner(args.scheduler, make_env, args.workers, args.corpus, log) as runner:
             trainer.runner = runner
             return trainer.run()
-    except (ValueError, PolicyError, FileNotFoundError, RuntimeError) as e:
+    except (ValueError, PolicyError, FileNotFoundError, RuntimeError, TraceError) as e:
         print(f"train: error: {e}", file=sys.stderr)
         return 2
+
+
+#: the trainer of each problem (its methods: mlgo_env.training.methods)
+TRAINERS = {Trainer.problem: Trainer, RegallocTrainer.problem: RegallocTrainer}
 
 
 if __name__ == "__main__":

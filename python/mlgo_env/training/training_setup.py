@@ -8,7 +8,7 @@ import os
 import subprocess
 from typing import Any, Callable, Sequence
 
-from .._native import find_mlgo_env  # noqa: F401 - the trainer's and scripts' import
+from .._native import find_mlgo_env  # noqa: F401 - the trainers' import
 
 SUPPORTED_PROBLEMS = ("inlining", "regalloc")
 
@@ -34,23 +34,6 @@ def split_modules(modules: Sequence[str], validation_share: float, seed: int
         h = hashlib.sha256(f"{seed}:{m}".encode()).digest()
         (val if int.from_bytes(h[:8], "little") / 2.0**64 < validation_share else train).append(m)
     return train, val
-
-
-def add_diagnosis_arguments(parser: Any) -> None:
-    """The options the diagnosis scripts (research/flip_census.py, rollout_ceiling.py) share."""
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--validation-share", type=float, default=0.2)
-    parser.add_argument("--cache-dir")
-
-
-def training_sample(corpus: str, validation_share: float, seed: int, count: int,
-                    rng: Any) -> list[str]:
-    """`count` modules of the corpus's training split (the trainer's split for `seed` and
-    `validation_share`: validation modules are never in it), in `rng`'s random order."""
-    from ..episodes import corpus_modules
-    train, _ = split_modules(corpus_modules(corpus), validation_share, seed)
-    return [train[i] for i in rng.permutation(len(train))[:count]]
 
 
 def check_placement(scheduler: str | None, remote: str | None) -> None:

@@ -105,8 +105,7 @@ def test_trace_shards_merge_into_the_local_trace(demo, cache_dir, tmp_path):
 
 def test_training_is_reproducible_and_resumes_on_a_new_cluster(demo, cache_dir, tmp_path):
     common = ["--problem=inlining", f"--corpus={demo}", "--minutes=5", "--seed=2",
-              "--search-modules=5", "--check-modules=2", "--flips-per-module=3",
-              "--pairs=2", "--trace-sampling-rate=0.4", f"--mlgo-env={MLGO_ENV}",
+              "--search-modules=5", "--check-modules=2", "--method=es", "--pairs=2", "--trace-sampling-rate=0.4", f"--mlgo-env={MLGO_ENV}",
               f"--cache-dir={cache_dir}"]
     here = tmp_path / "here.json"
     run_module("mlgo_env.train", *common, f"--output={here}", "--workers=2", "--rounds=2")
@@ -120,8 +119,7 @@ def test_training_is_reproducible_and_resumes_on_a_new_cluster(demo, cache_dir, 
     assert "resuming from" in resumed.stdout and "at round 1" in resumed.stdout
     a, b = load_policy(here), load_policy(there)
     assert a.to_json()["layers"] == b.to_json()["layers"]
-    assert a.metadata["labels"]["collected"] > 0
-    # Not "labels": the resumed run rebuilt its replay cache from the trace, so a round
-    # the uninterrupted run found idle (and explored after) compiled there instead.
+    # The resumed run rebuilt its replay cache from the trace: its episode counts differ,
+    # its choices do not.
     for key in ("chosen_round", "search_score", "check_score", "validation", "selection"):
         assert a.metadata[key] == b.metadata[key], key

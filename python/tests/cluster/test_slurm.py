@@ -109,7 +109,7 @@ def test_sbatch_trains_on_a_dask_cluster_of_the_job(slurm, demo, cache_dir, tmp_
          os.path.join(ROOT, "scripts", "slurm", "dask.sbatch"),
          "/usr/bin/python3", "-m", "mlgo_env.train", "--problem=inlining", f"--corpus={demo}",
          f"--output={output}", "--minutes=2", "--rounds=1", "--search-modules=4",
-         "--check-modules=2", "--flips-per-module=2", "--pairs=2",
+         "--check-modules=2", "--pairs=2",
          "--trace-sampling-rate=0.2",
          f"--mlgo-env={MLGO_ENV}", f"--cache-dir={cache_dir}"],
         env=dict(env, MLGO_CHECKOUT=ROOT, MLGO_DASK_DIR=str(tmp_path)), cwd=str(tmp_path),

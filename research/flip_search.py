@@ -1,5 +1,6 @@
-"""Counterfactual search for single decisions worth changing (a diagnosis tool:
-research/flip_census.py).
+"""Counterfactual search for single decisions worth changing (research/flip_census.py),
+and the label sets of the removed network trainers (``OUTPUT.flips.npz``: FlipSet, which
+research/label_transfer.py and label_embeddings.py read). Not a script.
 
 For a module, the default trajectory is played once, recording each decision's
 features; then, for a sample of its decisions, the episode is replayed answering the
@@ -16,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import episodes as ep
-from ..policies.policy import Policy
+from mlgo_env import episodes as ep
+from mlgo_env.policies.policy import Policy
 
 
 @dataclass
@@ -68,11 +69,6 @@ def search(pool: ep.EpisodePool, policy: Policy, modules: Sequence[str],
     results = pool.play(jobs)
     return [Flip(m, step, r.rows[step], r.defaults[step], res.reward)
             for (m, r, step), res in zip(where, results)]
-
-
-def step_flipper(step: int):
-    """A decider answering the default everywhere except at decision `step`."""
-    return _flipper(step)
 
 
 @dataclass
@@ -131,41 +127,3 @@ def candidate_steps(rows: np.ndarray, names: Sequence[str], refuse_floor: float 
     margin = np.maximum(rows[:, names.index("threshold")], 1.0) - rows[:, names.index("cost_estimate")]
     default = rows[:, names.index("inlining_default")] > 0.5
     return np.flatnonzero(default | (margin > refuse_floor))
-
-
-def collect(pool: ep.EpisodePool, trajectories: dict, names: Sequence[str],
-            modules: Sequence[str], rng: np.random.Generator, per_module: int,
-            deadline: float | None = None, batch: int = 64,
-            on_batch: Any = None) -> FlipSet:
-    """Single flips of the default trajectories `trajectories[module] = rows` (from the
-    trace: the default's decisions and features, in step order), up to `per_module`
-    candidate decisions per module (candidate_steps), in random order, played in batches
-    until `deadline` (time.monotonic()) passes."""
-    import time
-    jobs: list[tuple[str, int, np.ndarray]] = []
-    for m in modules:
-        rows = trajectories[m]
-        cand = candidate_steps(rows, names)
-        for s in rng.permutation(cand)[:per_module]:
-            jobs.append((m, int(s), rows[int(s)]))
-    order = rng.permutation(len(jobs))
-    jobs = [jobs[i] for i in order]
-    col = list(names).index("inlining_default")
-    out_m, out_s, out_r, out_d, out_w = [], [], [], [], []
-    for start in range(0, len(jobs), batch):
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        chunk = jobs[start:start + batch]
-        results = pool.play([(m, _flipper(s)) for m, s, _ in chunk])
-        for (m, s, row), res in zip(chunk, results):
-            out_m.append(m)
-            out_s.append(s)
-            out_r.append(row)
-            out_d.append(int(row[col] > 0.5))
-            out_w.append(res.reward)
-        if on_batch is not None:
-            on_batch(len(out_w), len(jobs))
-    rows = np.asarray(out_r, dtype=np.float64).reshape(-1, len(names))
-    return FlipSet(list(names), out_m, np.asarray(out_s, dtype=np.int64), rows,
-                   np.asarray(out_d, dtype=np.int64), np.asarray(out_w, dtype=np.float64),
-                   {m: len(trajectories[m]) for m in modules})
