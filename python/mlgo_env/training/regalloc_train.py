@@ -56,7 +56,7 @@ from . import regalloc_baselines as rbl
 from . import regalloc_cloning as rc
 from .module_sets import package_of
 from .search import objective
-from .training_setup import find_mlgo_env, split_modules
+from .training_setup import find_mlgo_env, training_split
 
 #: at most this many traced decisions per module are loaded (for cloning)
 CLONE_DECISIONS = 2000
@@ -243,14 +243,7 @@ class RegallocTrainer:
 
     def run(self) -> int:
         a = self.args
-        modules = ep.corpus_modules(a.corpus)
-        train, val = split_modules(modules, a.validation_share, a.seed)
-        if not train or not val:
-            raise ValueError(f"corpus has {len(modules)} modules: too few to split into "
-                             "training and validation")
-        if not os.access(os.path.dirname(os.path.abspath(a.output)), os.W_OK):
-            raise ValueError(f"cannot write the policy into '{os.path.dirname(a.output)}'")
-        self.log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
+        train, val = training_split(a, self.log)
         fit, held, counts = self.split_decisions(self.trace(), train)
         check = sorted(set(held.modules))
         search = sorted(m for m in set(fit.modules) if counts[m] <= MAX_DECISIONS)

@@ -68,7 +68,7 @@ from .search import objective
 from .selection import Selection
 from .tolerant import TolerantPlayer
 from .training_setup import (check_placement, env_factory, find_mlgo_env,
-                             refuse_evaluation_corpus, scratch_dir, split_modules)
+                             refuse_evaluation_corpus, scratch_dir, training_split)
 
 #: share of the searched packages' deciding training modules held out of the search, on
 #: which a learned policy must also beat the best baseline to be chosen
@@ -157,14 +157,7 @@ class Trainer:
 
     def run(self) -> int:
         a = self.args
-        modules = ep.corpus_modules(a.corpus)
-        train, val = split_modules(modules, a.validation_share, a.seed)
-        if not train or not val:
-            raise ValueError(f"corpus has {len(modules)} modules: too few to split into "
-                             "training and validation")
-        if not os.access(os.path.dirname(os.path.abspath(a.output)), os.W_OK):
-            raise ValueError(f"cannot write the policy into '{os.path.dirname(a.output)}'")
-        self.log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
+        train, val = training_split(a, self.log)
         ckpt = a.output + ".ckpt.npz"
         state = report.load_checkpoint(ckpt) if a.resume and os.path.exists(ckpt) else None
         trace, csv_path = self.trace()

@@ -36,6 +36,22 @@ def split_modules(modules: Sequence[str], validation_share: float, seed: int
     return train, val
 
 
+def training_split(args: Any, log: Callable[[str], None]) -> tuple[list[str], list[str]]:
+    """A trainer's (training, validation) modules of --corpus (split_modules with
+    --validation-share and --seed), logged. ValueError when the corpus is too small to
+    split or the folder of --output is not writable."""
+    from ..episodes import corpus_modules
+    modules = corpus_modules(args.corpus)
+    train, val = split_modules(modules, args.validation_share, args.seed)
+    if not train or not val:
+        raise ValueError(f"corpus has {len(modules)} modules: too few to split into "
+                         "training and validation")
+    if not os.access(os.path.dirname(os.path.abspath(args.output)), os.W_OK):
+        raise ValueError(f"cannot write the policy into '{os.path.dirname(args.output)}'")
+    log(f"{len(modules)} modules: {len(train)} training, {len(val)} validation")
+    return train, val
+
+
 def check_placement(scheduler: str | None, remote: str | None) -> None:
     """ValueError when a command is given both a cluster (--scheduler) and a server
     (--remote) to run its environments."""
