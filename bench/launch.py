@@ -10,7 +10,7 @@ with clang-22 (a CMake project with CMAKE_<LANG>_COMPILER_LAUNCHER set on the la
 side), builds each side once untimed, then times its own build step (zlib: `make`, others: `cmake --build`)
 `--rounds` times each way, alternating which side goes first: plainly, and with every
 compiler call going through the launcher with a policy equal to clang's default (the
-anchored margin policy at zero shift). Prints wall and CPU seconds per round, the
+anchored margin policy at zero shift), or with `--tuning=DIR` a tuning table. Prints wall and CPU seconds per round, the
 per-round ratios and their median (target: <= 1.10x wall), checks that the launched
 objects' executable bytes equal the plain ones, and measures the launcher's start-up
 (`LAUNCHER --policy=P -- true` against `true`, both programs: mlgo-env-launch and
@@ -143,6 +143,8 @@ def main() -> int:
     p.add_argument("--launcher", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch"))
     p.add_argument("--mlgo-env", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env"))
     p.add_argument("--work", default="/tmp/mlgo-bench-launch")
+    p.add_argument("--tuning", help="launch with this tuning table (python -m mlgo_env.tune) "
+                                    "instead of the zero-shift policy; objects then differ")
     p.add_argument("--via-mlgo-env", action="store_true",
                    help="launch through `mlgo-env launch` (loads libLLVM.so) instead")
     a = p.parse_args()
@@ -156,8 +158,8 @@ def main() -> int:
     save_policy(zero_shift_policy(), policy)
     tree = fetch(a.package, a.work)
     recipe = Recipe(a.package, a.jobs)
-    launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + [
-        f"--policy={policy}", "--"]
+    how = [f"--tuning={a.tuning}", "--no-log"] if a.tuning else [f"--policy={policy}"]
+    launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + how + ["--"]
     scratch = os.path.join(a.work, "tmp")
     os.makedirs(scratch, exist_ok=True)
     os.environ["TMPDIR"] = scratch
@@ -195,6 +197,10 @@ def main() -> int:
                for n in plain if n in launched)
     print(f"  objects: {len(plain)} plain, {len(launched)} launched, {same} with identical "
           f"executable bytes")
+    if a.tuning:
+        def total(found: dict[str, str]) -> int:
+            return sum(len(b) for path in found.values() for _, b in executable_sections(path))
+        print(f"  executable bytes of the objects: plain {total(plain)}, tuned {total(launched)}")
     if os.listdir(scratch):
         print(f"  LEFT BEHIND in {scratch}: {os.listdir(scratch)}")
 
@@ -208,7 +214,7 @@ def main() -> int:
         print(f"; mlgo-env launch {full:.1f} ms (+{full - base:.1f})")
     else:
         print()
-    return 0 if same == len(plain) == len(launched) else 1
+    return 0 if a.tuning or same == len(plain) == len(launched) else 1
 
 
 if __name__ == "__main__":

@@ -18,15 +18,20 @@ Needs MLGO_ENV, MLGO_ENV_LAUNCH and MLGO_ENV_CORE_DIR, like test_launch.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(CHECKOUT, "python"))
-from test_launch import CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, objects_under, text_bytes  # noqa: E402,E501
+from test_launch import (CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, margin_policy,  # noqa: E402
+                         objects_under, processes_naming, text_bytes)
+
+from mlgo_env.policies.policy import save_policy  # noqa: E402
 
 from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.table import read_entries  # noqa: E402
@@ -185,6 +190,51 @@ class TunedInlining(unittest.TestCase):
         self.assertIn("changed: src/matrix.o", status.stdout)
         self.assertIn("5 tuned", status.stdout)
         self.assertEqual(status.stdout.count("changed: "), 1, status.stdout)
+
+    def test_a_fallback_policy_answers_what_the_table_lacks(self):
+        policy = os.path.join(self.dir, "shift.json")
+        save_policy(margin_policy(-20.0), policy)
+        sides = {}
+        for side, launcher in (("table", self.launcher(f"--policy={policy}", "--no-log")),
+                               ("policy", [MLGO_ENV_LAUNCH, f"--policy={policy}"])):
+            src = self.fresh(f"fallback-{side}")
+            with open(os.path.join(src, "src", "matrix.c"), "a") as f:
+                f.write(EDIT)
+            build(src, launcher)
+            sides[side] = {m: text_bytes(p) for m, p in objects_under(src).items()}
+        self.assertEqual(sides["table"]["src/matrix.o"], sides["policy"]["src/matrix.o"])
+        for module, e in self.entries.items():
+            if module != "src/matrix.o":
+                self.assertEqual(sides["table"][module], e.tuned_score, module)
+
+    def test_sigint_with_a_table_leaves_no_clang_and_no_fifo(self):
+        src = self.fresh("interrupted")
+        scratch = os.path.join(self.dir, "interrupted-tmp")
+        os.mkdir(scratch)
+        for i in range(2):  # slow compiles the table does not have
+            with open(os.path.join(src, "src", f"big{i}.c"), "w") as f:
+                f.write("".join(f"static int f{j}(int x) {{ return x * {j % 7 + 2} + f{j - 1}(x"
+                                f" ^ {j}); }}\n" if j else "static int f0(int x) { return x; }\n"
+                                for j in range(500)))
+                f.write("int run(int x) { return f499(x); }\n")
+        launcher = " ".join(self.launcher("--no-log", "--", CC))
+        make = subprocess.Popen(["make", "-j2", f"CC={launcher}", "CFLAGS=-Oz", "src/big0.o",
+                                 "src/big1.o"], cwd=src, env=dict(os.environ, TMPDIR=scratch),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and not processes_naming(
+                "interactive-channel-base=" + scratch):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        self.assertIsNone(make.poll(), "the build ended before it could be interrupted")
+        os.killpg(make.pid, signal.SIGINT)
+        _, err = make.communicate(timeout=60)
+        self.assertNotEqual(make.returncode, 0)
+        self.assertIn("mlgo-env launch: interrupted (SIGINT)", err)
+        time.sleep(0.2)
+        self.assertEqual(processes_naming(scratch), [])
+        self.assertEqual(os.listdir(scratch), [])
 
     def test_a_truncated_table_file_fails_the_compile_naming_it(self):
         broken = os.path.join(self.dir, "broken-table")

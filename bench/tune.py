@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""A Debian source package tuned by `python -m mlgo_env.tune` and built with the table, side by
+side with its plain build.
+
+    /usr/bin/python3 bench/tune.py --package xz-utils [--problem inlining|regalloc]
+        [--minutes 20] [--workers 2] [--work /tmp/mlgo-bench-tune] [--rounds 3]
+
+Steps (each printed with its wall time): fetch the source (`apt-get source`, once); capture
+its modules with `mlgo-env corpus build` around the package's own configure and make; tune
+them; build it plainly and with `mlgo-env-launch --tuning=DIR` (configured alike, the
+launcher given as make's CC), each with its own build system; run the package's own tests
+on both. Then side by side: the per-module sums tune reported (and the mean per-module
+reward), each linked executable's and shared library's executable bytes (SHF_EXECINSTR
+sections), the tests' exit codes, and what the launcher's log says. For --problem=regalloc,
+also the package's workload (--rounds runs each way, alternating, median wall) and its
+instructions under valgrind (callgrind's total, deterministic).
+
+The opt level is -Oz for inlining and -O2 for regalloc. Reserved packages (lua5.4,
+libzstd, bzip2, ninja-build, re2) are refused.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(CHECKOUT, "tests", "python"))
+from test_launch import executable_sections  # noqa: E402
+
+RESERVED = {"lua5.4", "libzstd", "bzip2", "ninja-build", "re2"}
+MLGO_ENV = os.path.join(CHECKOUT, "build", "src", "mlgo-env")
+LAUNCH = os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch")
+
+#: per package: configure command, test command, workload [(name, argv with {bin}/{data})]
+RECIPES = {
+    "zlib": {"configure": ["./configure"], "check": ["make", "check"],
+             "workload": [("compress", ["{build}/minigzip", "-c", "{data}"])]},
+    "xz-utils": {"configure": ["./configure", "--disable-doc", "--disable-nls"],
+                 "check": ["make", "check"],
+                 "workload": [("compress", ["{build}/src/xz/.libs/xz", "-6", "-c", "-k",
+                                            "-T1", "{data}"]),
+                              ("decompress", ["{build}/src/xz/.libs/xz", "-d", "-c",
+                                              "{data}.xz"])],
+                 "libs": ["src/liblzma/.libs"]},
+    "pcre2": {"configure": ["./configure", "--disable-jit"], "check": ["make", "check"],
+              "workload": []},
+    "expat": {"configure": ["./configure", "--without-docbook"], "check": ["make", "check"],
+              "workload": []},
+    "lz4": {"configure": None, "check": ["make", "-C", "tests", "test-lz4-basic"],
+            "workload": [("compress", ["{build}/programs/lz4", "-9", "-c", "{data}"]),
+                         ("decompress", ["{build}/programs/lz4", "-d", "-c", "{data}.lz4"])]},
+}
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def run(cmd: list[str], cwd: str, env: dict | None = None, log: str | None = None,
+        check: bool = True) -> int:
+    with open(log or os.devnull, "a") as out:
+        r = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if check and r.returncode != 0:
+        raise SystemExit(f"bench/tune: {' '.join(cmd)} failed in {cwd} (log: {log})")
+    return r.returncode
+
+
+def fetch(package: str, work: str) -> str:
+    src = os.path.join(work, "src", package)
+    os.makedirs(src, exist_ok=True)
+    trees = [d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))]
+    if not trees:
+        subprocess.run(["apt-get", "source", "-qq", package], cwd=src, check=True,
+                       stdout=subprocess.DEVNULL)
+        trees = [d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))]
+    return os.path.join(src, sorted(trees)[0])
+
+
+def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: str,
+          wrap: list[str] | None = None) -> None:
+    """Copies the tree to `where`, configures with clang-22 (None: with the CC that `wrap`
+    sets) and makes with `cc` as CC (None: the configured one)."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(tree, where, symlinks=True)
+    env = dict(os.environ, CFLAGS=opt, CXXFLAGS=opt)
+    if cc is not None:
+        env.update(CC="clang-22", CXX="clang++-22")
+    make = ["make", f"-j{os.cpu_count() or 2}"] + ([f"CC='{cc}'"] if cc else [])
+    if recipe["configure"]:
+        steps = " && ".join([" ".join(recipe["configure"]), " ".join(make)])
+    else:
+        steps = " ".join(make + [f"CFLAGS={opt}", f"MOREFLAGS={opt}"])
+    run((wrap or []) + ["sh", "-c", steps], where, env, log)
+
+
+def linked(root: str) -> dict[str, int]:
+    """{relative path: executable bytes} of the ELF executables and shared libraries."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if name.endswith((".o", ".a", ".lo")) or os.path.islink(path):
+                continue
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(18)
+            except OSError:
+                continue
+            if head[:4] == b"\x7fELF" and head[16] in (2, 3):  # ET_EXEC, ET_DYN
+                out[os.path.relpath(path, root)] = sum(len(b) for _, b in
+                                                       executable_sections(path))
+    return out
+
+
+def instructions(argv: list[str], env: dict) -> int:
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    if r.returncode != 0 or not m:
+        raise SystemExit(f"bench/tune: valgrind failed on {argv}: {r.stderr[-500:]}")
+    return int(m.group(1))
+
+
+def workload(recipe: dict, builds: dict[str, str], data: str, rounds: int) -> None:
+    for name, template in recipe["workload"]:
+        results = {}
+        for side in ("plain", "tuned"):
+            root = builds[side]
+            argv = [a.format(build=root, data=data) for a in template]
+            env = dict(os.environ, LD_LIBRARY_PATH=":".join(
+                os.path.join(root, d) for d in recipe.get("libs", [])))
+            out = subprocess.run(argv, env=env, stdout=subprocess.PIPE, check=True).stdout
+            results[side] = {"ir": instructions(argv, env), "out": out, "walls": [],
+                             "argv": argv, "env": env}
+        for r in range(rounds):
+            for side in (("plain", "tuned") if r % 2 == 0 else ("tuned", "plain")):
+                x = results[side]
+                start = time.perf_counter()
+                subprocess.run(x["argv"], env=x["env"], stdout=subprocess.DEVNULL, check=True)
+                x["walls"].append(time.perf_counter() - start)
+        p, t = results["plain"], results["tuned"]
+        say(f"workload {name}: instructions {p['ir']:,} -> {t['ir']:,} "
+            f"({t['ir'] / p['ir'] - 1:+.2%}); wall median {statistics.median(p['walls']):.3f} s -> "
+            f"{statistics.median(t['walls']):.3f} s ({statistics.median(t['walls']) / statistics.median(p['walls']):.3f}x); "
+            f"output {'identical' if p['out'] == t['out'] else 'DIFFERENT'}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--package", required=True)
+    p.add_argument("--problem", default="inlining", choices=["inlining", "regalloc"])
+    p.add_argument("--minutes", type=float, default=20.0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--work", default="/tmp/mlgo-bench-tune")
+    a = p.parse_args()
+    if a.package in RESERVED:
+        p.error(f"{a.package} is reserved for evaluation")
+    if a.package not in RECIPES:
+        p.error(f"no recipe for {a.package} (known: {', '.join(sorted(RECIPES))})")
+    recipe, opt = RECIPES[a.package], "-Oz" if a.problem == "inlining" else "-O2"
+    work = os.path.join(a.work, f"{a.package}-{a.problem}")
+    os.makedirs(work, exist_ok=True)
+    logs = os.path.join(work, "logs")
+    os.makedirs(logs, exist_ok=True)
+    tree = fetch(a.package, a.work)
+    t0 = time.perf_counter()
+    corpus, tuning = os.path.join(work, "corpus"), os.path.join(work, "tuning")
+    if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
+        build(recipe, tree, os.path.join(work, "capture"), opt, None, os.path.join(logs, "capture"),
+              [MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"])
+    say(f"captured {corpus} ({time.perf_counter() - t0:.0f} s)")
+    t0 = time.perf_counter()
+    tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
+                           f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
+                           f"--workers={a.workers}", "--progress-every=120"],
+                          env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")),
+                          capture_output=True, text=True)
+    say(tune.stdout.rstrip())
+    if tune.returncode != 0:
+        raise SystemExit(f"bench/tune: tune failed: {tune.stderr[-2000:]}")
+    say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+    builds = {"plain": os.path.join(work, "plain"), "tuned": os.path.join(work, "tuned")}
+    log = os.path.join(tuning, "launch.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    build(recipe, tree, builds["plain"], opt, "clang-22", os.path.join(logs, "plain"))
+    build(recipe, tree, builds["tuned"], opt, f"{LAUNCH} --tuning={tuning} -- clang-22",
+          os.path.join(logs, "tuned"))
+    sizes = {side: linked(root) for side, root in builds.items()}
+    total = [0, 0]
+    for rel in sorted(set(sizes["plain"]) & set(sizes["tuned"])):
+        a_, b_ = sizes["plain"][rel], sizes["tuned"][rel]
+        total[0] += a_
+        total[1] += b_
+        say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%})")
+    say(f"linked total: {total[0]} -> {total[1]} ({total[1] / total[0] - 1:+.2%})")
+    for side, root in builds.items():
+        code = run(recipe["check"], root, log=os.path.join(logs, f"{side}.check"), check=False)
+        say(f"tests ({' '.join(recipe['check'])}) on the {side} build: exit {code}")
+    status = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "status",
+                             f"--tuning={tuning}"], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
+    say("\n".join(status.stdout.splitlines()[:4]))
+    if a.problem == "regalloc" and recipe["workload"]:
+        data = os.path.join(work, "workload.tar")
+        if not os.path.exists(data):
+            subprocess.run(["tar", "cf", data, "-C", tree, "."], check=True)
+            plain_env = dict(os.environ, LD_LIBRARY_PATH=":".join(
+                os.path.join(builds["plain"], d) for d in recipe.get("libs", [])))
+            for name, template in recipe["workload"]:  # the inputs decompression reads
+                if name == "compress":
+                    argv = [x.format(build=builds["plain"], data=data) for x in template]
+                    suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
+                    with open(data + suffix, "wb") as f:
+                        subprocess.run(argv, env=plain_env, stdout=f, check=True)
+        workload(recipe, builds, data, a.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
