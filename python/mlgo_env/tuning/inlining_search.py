@@ -51,12 +51,13 @@ def callee_key(obs: Any) -> str:
 class GroupPlayer:
     """Answers clang's default (or, with `shift`, clang's anchored margin moved by that
     constant: the baseline policy mlgo_env.tuning.baselines.shift_policy), flipped where
-    the callee's key is in `flipped`; records each step's raw feature row (in `names`
-    order), key, default and answer."""
+    the callee's key is in `flipped`, and flipped again at the decisions whose ordinal is
+    in `steps`; records each step's raw feature row (in `names` order), key, default and
+    answer."""
 
     def __init__(self, names: Sequence[str], flipped: frozenset[str],
-                 shift: float | None = None) -> None:
-        self.names, self.flipped, self.shift = list(names), flipped, shift
+                 shift: float | None = None, steps: frozenset[int] = frozenset()) -> None:
+        self.names, self.flipped, self.shift, self.steps = list(names), flipped, shift, steps
         needed = [_ANCHORED[k] for k in ("plus", "minus", "anchor")]
         if shift is not None and not set(needed) <= set(self.names):
             raise ValueError(f"a constant-shift base needs the features {', '.join(needed)}")
@@ -72,6 +73,8 @@ class GroupPlayer:
         base = default if self.shift is None else int(
             margin_column(row[None, :], self.names, _ANCHORED)[0] + self.shift > 0.0)
         action = 1 - base if key in self.flipped else base
+        if len(self.actions) in self.steps:
+            action = 1 - action
         self.rows.append(row)
         self.keys.append(key)
         self.defaults.append(default)

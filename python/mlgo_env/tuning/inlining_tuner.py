@@ -1,14 +1,19 @@
-"""The inlining tuner: the best one-number start, then callee groups added greedily.
+"""The inlining tuner: the best one-number start, callee groups, then single call sites.
 
-Per module: first each start of :data:`STARTS` is played once (clang's own decisions and
-clang's margin moved by a constant, mlgo_env.tuning.baselines.shift_policy's decisions);
-the smallest object is the start. Then the callee-group search of
-mlgo_env.tuning.inlining_search runs from it: one episode per callee group (every call
-site of one callee answered the other way), kept when the module shrinks, until no
-callee the best trajectory shows is left untried. Clang's default is one of the starts,
-so the result is never larger than clang's own object.
+Per module, in three phases, one episode each step:
 
-Needs the IR2Vec callee embedding in the observation (it names the callee): the
+1. starts: each of :data:`STARTS` is played once (clang's own decisions, and clang's margin
+   moved by a constant: mlgo_env.tuning.baselines.shift_policy's decisions); the smallest
+   object is the start;
+2. groups: the callee-group search of mlgo_env.tuning.inlining_search from that start (every
+   call site of one callee answered the other way), kept when the module shrinks, until no
+   callee the best trajectory shows is left untried;
+3. call sites: single decisions of the best trajectory answered the other way (by their
+   ordinal in the trajectory), nearest clang's boundary first, kept when the module
+   shrinks; after a kept one, the later decisions of the new trajectory queue again.
+
+Clang's default is one of the starts, so the result is never larger than clang's own
+object. Needs the IR2Vec callee embedding in the observation (it names the callee): the
 environments are made with the shipped vocabulary (``ir2vec_vocab="default"``).
 """
 
@@ -16,12 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import episodes as ep
 from . import inlining_search as search
 from .tuner import ModuleTuner, register
 
 #: the starts tried first: None = clang's own decisions, else a constant margin shift
 STARTS: tuple[float | None, ...] = (None, -20.0, -10.0, 10.0, 20.0)
+#: refused call sites whose margin is below this are not tried alone (cost units)
+REFUSE_FLOOR = -200.0
 
 
 @register
@@ -37,19 +46,29 @@ class InliningTuner(ModuleTuner):
         self.start_scores: dict[str, float] = {}
         self.search: search.ModuleSearch | None = None
         self.decisions = -1  # unknown until the first episode
+        self.steps: frozenset[int] = frozenset()  # call sites flipped alone, by ordinal
+        self.step_queue: list[int] | None = None  # built once the groups are exhausted
+        self.step_tried: set[int] = set()
         self._resume = state
         self._best_start: tuple | None = None  # (shift, player, result) of the best start
 
     def play(self, env: Any) -> None:
-        if self._resume is not None and self.search is None:
+        if self._resume is not None:
             return self._restore(env, self._resume)
         if self.search is None:
             return self._play_start(env)
-        key, player = search.next_trial(self.search, self.names)
-        result = ep.play_episode(env, self.module, player)
-        self.episodes += 1
-        search.settle(self.search, key, player, result)
-        self.best_score = self.search.bytes
+        if self.search.queue:
+            key, player = search.next_trial(self.search, self.names)
+            result = ep.play_episode(env, self.module, player)
+            self.episodes += 1
+            search.settle(self.search, key, player, result)
+            self.best_score = self.search.bytes
+            return None
+        if self.step_queue is None:
+            self.step_queue = self._candidates(after=-1)
+        if self.step_queue:
+            self._play_step(env)
+        return None
 
     def _play_start(self, env: Any) -> None:
         shift = self.starts[0]
@@ -72,11 +91,41 @@ class InliningTuner(ModuleTuner):
                                               frozenset(), player, shift=shift)
             self.search.enqueue(player)
 
+    def _play_step(self, env: Any) -> None:
+        s = self.search
+        step = self.step_queue.pop(0)
+        self.step_tried.add(step)
+        player = search.GroupPlayer(self.names, s.flipped, s.shift, self.steps ^ {step})
+        result = ep.play_episode(env, self.module, player)
+        self.episodes += 1
+        if result.reward > s.reward + 1e-12:
+            s.best, s.reward, s.bytes = player, result.reward, result.policy_score
+            s.kept += 1
+            self.steps = player.steps
+            self.best_score = s.bytes
+            self.step_queue = self._candidates(after=step)
+
+    def _candidates(self, after: int) -> list[int]:
+        """Ordinals of the best trajectory worth flipping alone, after `after`, untried:
+        inlined call sites and refused ones above REFUSE_FLOOR, nearest the boundary first."""
+        best = self.search.best
+        if not best.rows:
+            return []
+        rows = np.asarray(best.rows, dtype=np.float64)
+        col = {n: i for i, n in enumerate(self.names)}
+        margin = np.maximum(rows[:, col["threshold"]], 1.0) - rows[:, col["cost_estimate"]]
+        inlined = np.asarray(best.actions) == 1
+        ok = (inlined | (margin > REFUSE_FLOOR)) & (np.arange(len(rows)) > after)
+        order = np.argsort(np.abs(margin), kind="stable")
+        return [int(i) for i in order if ok[i] and int(i) not in self.step_tried]
+
     def _restore(self, env: Any, state: dict[str, Any]) -> None:
-        """Replays the saved best (its callees queue again only if never tried)."""
+        """Replays the saved best; the groups and call sites never tried queue again."""
         self._resume = None
         shift = state.get("shift")
-        player = search.GroupPlayer(self.names, frozenset(state.get("flipped", [])), shift)
+        self.steps = frozenset(int(i) for i in state.get("steps", []))
+        player = search.GroupPlayer(self.names, frozenset(state.get("flipped", [])), shift,
+                                    self.steps)
         result = ep.play_episode(env, self.module, player)
         self.episodes += 1
         self.starts = []
@@ -88,21 +137,23 @@ class InliningTuner(ModuleTuner):
         s.tried = set(state.get("tried", []))
         s.kept = int(state.get("kept", 0))
         s.enqueue(player)
-        s.queue = [k for k in state.get("queue", []) if k not in s.tried] + \
-            [k for k in s.queue if k not in state.get("queue", [])]
+        saved = [k for k in state.get("queue", []) if k not in s.tried]
+        s.queue = saved + [k for k in s.queue if k not in saved]
+        self.step_tried = set(int(i) for i in state.get("step_tried", []))
         self.search = s
 
     def done(self) -> bool:
-        if self._resume is not None:
-            return False  # the saved best is replayed first
-        return self.search is not None and not self.search.queue
+        if self._resume is not None or self.search is None:
+            return False
+        return not self.search.queue and self.step_queue is not None and not self.step_queue
 
     def has_decisions(self) -> bool:
         return self.decisions != 0
 
     def decider(self) -> ep.Decide:
         assert self.search is not None
-        return search.GroupPlayer(self.names, self.search.flipped, self.search.shift)
+        return search.GroupPlayer(self.names, self.search.flipped, self.search.shift,
+                                  self.steps)
 
     def state(self) -> dict[str, Any]:
         s = self.search
@@ -111,6 +162,7 @@ class InliningTuner(ModuleTuner):
                 "tried": sorted(s.tried) if s else [],
                 "queue": list(s.queue) if s else [],
                 "kept": s.kept if s else 0,
+                "steps": sorted(self.steps), "step_tried": sorted(self.step_tried),
                 "start_scores": self.start_scores}
 
 
