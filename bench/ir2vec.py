@@ -29,10 +29,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def compile_demo(clang, out_dir):
-    sources = sorted(glob.glob(os.path.join(ROOT, "corpus/demo/src/*.c")) +
-                     glob.glob(os.path.join(ROOT, "corpus/demo/src/*.cpp")))
+    sources = sorted(glob.glob(os.path.join(ROOT, "data/demo_corpus/src/*.c")) +
+                     glob.glob(os.path.join(ROOT, "data/demo_corpus/src/*.cpp")))
     if not sources:
-        sys.exit("bench_ir2vec: no demo sources under corpus/demo/src")
+        sys.exit("bench_ir2vec: no demo sources under data/demo_corpus/src")
     modules = []
     for src in sources:
         bc = os.path.join(out_dir, os.path.splitext(os.path.basename(src))[0] + ".bc")

@@ -1,6 +1,6 @@
 //===- corpus/demo_corpus_test.cc - the bundled demo corpus, with clang ---===//
 ///
-/// The build compiles corpus/demo/src/* with -Xclang -fembed-bitcode=all and
+/// The build compiles data/demo_corpus/src/* with -Xclang -fembed-bitcode=all and
 /// extracts them with `mlgo-env corpus extract`. These tests check the result
 /// against the sources and the original objects: one module per source, and
 /// every module's recompile command reproduces the original object's
@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 
 std::set<std::string> expectedModuleNames() {
   std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(fs::path(MLGO_SOURCE_DIR) / "corpus/demo/src")) {
+  for (const auto& entry : fs::directory_iterator(fs::path(MLGO_SOURCE_DIR) / "data/demo_corpus/src")) {
     std::string ext = entry.path().extension().string();
     if (ext == ".c" || ext == ".cpp")
       names.insert(entry.path().stem().string() + ".o");
@@ -67,7 +67,7 @@ TEST_P(DemoCorpus, HasOneModulePerSource) {
 
 TEST_P(DemoCorpus, RecompileReproducesTheOriginalText) {
   testing::TempDir out;
-  fs::path objects = fs::path(MLGO_BINARY_DIR) / "corpus/demo" / ("obj-" + GetParam());
+  fs::path objects = fs::path(MLGO_BINARY_DIR) / "data/demo_corpus" / ("obj-" + GetParam());
   const std::vector<ModuleSpec>& modules = corpus_->modules();
   std::atomic<std::size_t> next{0};
   std::mutex failuresMutex;

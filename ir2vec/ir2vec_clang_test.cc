@@ -50,7 +50,7 @@ protected:
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir();
     std::vector<fs::path> sources;
-    for (const auto& entry : fs::directory_iterator(fs::path(MLGO_SOURCE_DIR) / "corpus/demo/src"))
+    for (const auto& entry : fs::directory_iterator(fs::path(MLGO_SOURCE_DIR) / "data/demo_corpus/src"))
       if (entry.path().extension() == ".c" || entry.path().extension() == ".cpp")
         sources.push_back(entry.path());
     std::sort(sources.begin(), sources.end());

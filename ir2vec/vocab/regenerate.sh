@@ -20,7 +20,7 @@ clang="${CLANG:-clang-22}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/bc"
-for src in "$root"/corpus/demo/src/*.c "$root"/corpus/demo/src/*.cpp; do
+for src in "$root"/data/demo_corpus/src/*.c "$root"/data/demo_corpus/src/*.cpp; do
   [[ -e "$src" ]] || continue
   name="$(basename "$src")"
   "$clang" -O0 -Xclang -disable-O0-optnone -emit-llvm -c "$src" -o "$work/bc/${name%.*}.bc"

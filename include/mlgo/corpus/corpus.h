@@ -104,7 +104,7 @@ private:
 /// `"Oz"` (what inlining-for-size trains on) or `"O2"` (register allocation).
 /// Returns the build-tree directory compiled into the library
 /// (`<build>/corpus/demo-Oz` or `<build>/corpus/demo-O2`); it exists once the
-/// default build target has run. kInvalidArgument for any other variant.
+/// build has made target mlgo_demo_corpus (sources: data/demo_corpus/). kInvalidArgument for any other variant.
 /// Does not touch the file system.
 Result<std::filesystem::path> defaultDemoCorpusDir(std::string_view variant);
 
