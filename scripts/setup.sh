@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package mlgo-env needs, then configures and builds it.
 # Idempotent: re-running only rebuilds what changed.
-#   scripts/setup.sh                 -> build/ (RelWithDebInfo)
+#   scripts/setup.sh                 -> build/ (RelWithDebInfo), every target
+#   MLGO_BUILD_TARGETS="t u" scripts/setup.sh    -> only targets t and u and what they
+#                                       need (scripts/run.sh: mlgo_main_job)
 #   MLGO_BUILD_DIR=dir MLGO_CMAKE_ARGS="..." scripts/setup.sh
 #   MLGO_EXTRA_PACKAGES="p q" scripts/setup.sh   -> also installs p and q (scripts/test.sh)
 set -euo pipefail
@@ -40,4 +42,10 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     ${MLGO_CMAKE_ARGS:-}
 fi
-cmake --build "$build" -j "$(nproc)"
+# shellcheck disable=SC2206 # a list of target names
+targets=(${MLGO_BUILD_TARGETS:-})
+if ((${#targets[@]})); then
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+else
+  cmake --build "$build" -j "$(nproc)"
+fi

@@ -8,12 +8,13 @@ jobs="$(nproc)"
 
 # The cluster tests start a real single-node Slurm (slurmctld, slurmd, munged) and a
 # second network namespace themselves; they need these beyond the build.
-MLGO_EXTRA_PACKAGES="slurm-wlm munge iproute2" "$here/scripts/setup.sh"
+# Every target (tests, fuzzers, benchmarks), whatever MLGO_BUILD_TARGETS says.
+MLGO_BUILD_TARGETS="" MLGO_EXTRA_PACKAGES="slurm-wlm munge iproute2" "$here/scripts/setup.sh"
 echo "== tests (build/)"
 ctest --test-dir "$here/build" --output-on-failure -j "$jobs"
 
 echo "== unit tests under ASan+UBSan (build-asan/)"
-MLGO_BUILD_DIR="$here/build-asan" \
+MLGO_BUILD_TARGETS="" MLGO_BUILD_DIR="$here/build-asan" \
   MLGO_CMAKE_ARGS="-DMLGO_SANITIZE=ON -DMLGO_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Debug" \
   "$here/scripts/setup.sh"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
