@@ -16,7 +16,7 @@ from mlgo_env.trace_log import read_trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-DEMO_SRC = os.path.join(ROOT, "corpus", "demo", "src")
+DEMO_SRC = os.path.join(ROOT, "data", "demo_corpus", "src")
 
 
 def demo_corpus():
