@@ -45,15 +45,13 @@ void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
   auto bytesOf = [](std::span<const std::byte> t) {
     return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(t.data()), t.size());
   };
-  if (count_ == 0) {
-    llvm::SHA256 alone;
-    for (size_t i : order_)
-      alone.update(bytesOf(tensors[i]));
-    auto digest = alone.final();
-    first_ = toHex(digest);
-  }
+  llvm::SHA256 alone;
   for (size_t i : order_)
-    hashes_->whole.update(bytesOf(tensors[i]));
+    alone.update(bytesOf(tensors[i]));
+  auto digest = alone.final();
+  if (count_ == 0)
+    first_ = toHex(digest);
+  hashes_->whole.update(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()));
   ++count_;
 }
 

@@ -40,6 +40,10 @@ class EpisodeResult:
     seconds: float          # wall time of the episode
     policy_seconds: float   # time spent deciding in Python
     compile_seconds: float  # clang's wall time for the episode's compile (from info)
+    #: the final step's per-context scores (info["contexts"]; regalloc: per function)
+    contexts: list | None = None
+    #: the episode was cut short (max_steps) before clang finished
+    truncated: bool = False
 
 
 def corpus_modules(corpus: str) -> list[str]:
@@ -73,6 +77,7 @@ def play_episode(env: Any, module: str, decide: Decide, max_steps: int = 1_000_0
     steps, deciding = 0, 0.0
     reward = float(info.get("reward", 0.0))
     terminated = obs is None or bool(info.get("terminated", False))
+    truncated = False
     while not terminated:
         t = time.perf_counter()
         action = decide(obs, info)
@@ -85,7 +90,8 @@ def play_episode(env: Any, module: str, decide: Decide, max_steps: int = 1_000_0
     return EpisodeResult(module, float(reward), float(info.get("policy_score", 0.0)),
                          float(info.get("default_score", 0.0)), steps,
                          time.perf_counter() - start, deciding,
-                         float(info.get("compile_seconds", 0.0)))
+                         float(info.get("compile_seconds", 0.0)), info.get("contexts"),
+                         bool(truncated))
 
 
 class EpisodePool:

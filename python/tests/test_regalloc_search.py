@@ -118,9 +118,12 @@ def test_an_incumbent_replays_to_its_scores_with_the_real_clang(tmp_path):
             if not search.done():
                 search.step(env)
         assert search.best <= search.emulation
-        scores, played = search._play(env, {})
+        player = rs.EpisodePlayer({n: f.incumbent.actions for n, f in search.functions.items()},
+                                  {}, 2, None)
+        result = ep.play_episode(env, search.module, player)
+        scores = {c["name"]: float(c["policy_score"]) for c in result.contexts}
         for name, f in search.functions.items():
-            assert scores[name][0] == f.best, name
-            assert played.get(name, rs.Trajectory()).actions == f.incumbent.actions
+            assert scores.get(name, 0.0) == f.best, name
+            assert player.played.get(name, rs.Trajectory()).actions == f.incumbent.actions
     finally:
         env.close()

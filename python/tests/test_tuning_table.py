@@ -69,7 +69,8 @@ def test_stream_hash_is_sha256_of_sorted_identity_bytes():
         h.add(o)
     raw = [o["a"].tobytes() + o["z"].tobytes() for o in obs]
     assert h.first == hashlib.sha256(raw[0]).hexdigest()
-    assert h.hexdigest() == hashlib.sha256(raw[0] + raw[1]).hexdigest()
+    digests = [hashlib.sha256(r).digest() for r in raw]
+    assert h.hexdigest() == hashlib.sha256(digests[0] + digests[1]).hexdigest()
     assert h.count == 2
     with pytest.raises(KeyError, match="'z'"):
         ident.StreamHash(["z"]).add({"a": obs[0]["a"]})

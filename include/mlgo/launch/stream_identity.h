@@ -1,12 +1,12 @@
 //===- mlgo/launch/stream_identity.h - which module a compile is --*- C++ -*-===//
 ///
 /// \file
-/// The stream identity of a compile (docs/tuning-format.md): SHA-256 over the
-/// raw bytes of the identity features of every observation, each
-/// observation's features in the order of `features` (the table's sorted
-/// list), as the compiler sent them (native little-endian). The hash of the
-/// first observation alone finds a module's entry in a tuning table; the
-/// whole stream's confirms it. python/mlgo_env/tuning/identity.py computes
+/// The stream identity of a compile (docs/tuning-format.md): each
+/// observation hashes (SHA-256) to a digest of the raw bytes of its identity
+/// features, in the order of `features` (the table's sorted list), as the
+/// compiler sent them (native little-endian); the stream's identity is the
+/// SHA-256 of all digests concatenated. The first observation's digest finds
+/// a module's entry in a tuning table; the stream's confirms it. python/mlgo_env/tuning/identity.py computes
 /// the same from the environment's observations.
 ///
 /// Single-threaded; no I/O.
@@ -42,7 +42,7 @@ public:
   uint64_t count() const { return count_; }
   /// Hex SHA-256 of the first observation; empty before any.
   const std::string& first() const { return first_; }
-  /// Hex SHA-256 of every observation added so far.
+  /// Hex SHA-256 of the digests of every observation added so far.
   std::string whole() const;
 
 private:

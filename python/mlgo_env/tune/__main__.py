@@ -1,7 +1,8 @@
 """Tune your build: search each module's decisions and write a table the build applies.
 
     python -m mlgo_env.tune --problem=inlining|regalloc --corpus=DIR --output=DIR \\
-        [--minutes=20] [--workers=2] [--resume] [--cache-dir=D] [--modules=REGEX]
+        [--minutes=20] [--workers=2 | --scheduler=ADDRESS|local[:N]] [--resume]
+        [--cache-dir=D] [--modules=REGEX]
     python -m mlgo_env.tune status --tuning=DIR [--corpus=NEW] [--log=FILE]
 
 The first form searches (mlgo_env.tuning.session) and writes DIR/ (docs/tuning-format.md):
@@ -23,6 +24,7 @@ import argparse
 import re
 import sys
 
+from .. import cluster
 from ..tuning import status as st
 from ..tuning.session import TuneOptions, tune
 from ..tuning.table import TableError
@@ -42,11 +44,12 @@ def _tune(argv: list[str]) -> int:
     p.add_argument("--temp-dir", help="the compilers' scratch directory")
     p.add_argument("--modules", help="only the modules whose names match this regex")
     p.add_argument("--progress-every", type=float, default=15.0, help="seconds between lines")
+    cluster.add_arguments(p)
     a = p.parse_args(argv)
     if a.minutes <= 0 or a.workers < 1:
         p.error("--minutes must be positive and --workers at least 1")
     o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
-                    a.cache_dir, a.temp_dir, a.progress_every)
+                    a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler)
     if a.modules:
         from .. import episodes as ep
         try:

@@ -5,9 +5,10 @@ Two identities, for two readers (the format: docs/tuning-format.md):
 - **corpus identity** (:func:`module_identity`): SHA-256 of the module's bitcode and of
   its command file. `python -m mlgo_env.tune` skips a module whose identity is unchanged,
   and `tune status --corpus=NEW` says which modules of a newer corpus are still covered.
-- **stream identity** (:class:`StreamHash`): SHA-256 over the raw bytes of the identity
-  features of every observation the compiler sends while the recorded decisions are
-  answered, each observation's features in the sorted order of their names. The launcher
+- **stream identity** (:class:`StreamHash`): each observation the compiler sends while the
+  recorded decisions are answered hashes (SHA-256) to a digest of the raw bytes of its
+  identity features, in the sorted order of their names; the stream's identity is the
+  SHA-256 of those digests, concatenated in order. The launcher
   (``mlgo-env-launch --tuning=DIR``) computes the same hash as the build's compile runs:
   the first observation's hash finds the module's entry, the whole stream's confirms it.
   Same IR, flags and compiler give the same stream; an edit that changes any decision's
@@ -71,25 +72,28 @@ def observation_bytes(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
 
 
 class StreamHash:
-    """Accumulates a stream identity, one observation at a time. `first` is the hex
-    SHA-256 of the first observation's bytes (None before any), `hexdigest()` the whole
-    stream's; `count` the observations seen."""
+    """Accumulates a stream identity, one observation at a time: each observation's bytes
+    hash to a SHA-256 digest; `first` is the first digest in hex (None before any), and
+    `hexdigest()` the SHA-256 of all digests concatenated; `count` the observations seen.
+    Holds only digests, so it pickles (a record episode may run on a Dask worker)."""
 
     def __init__(self, features: Sequence[str]) -> None:
         self.features = list(features)
-        self.first: str | None = None
-        self.count = 0
-        self._whole = hashlib.sha256()
+        self.digests: list[bytes] = []
+
+    @property
+    def first(self) -> str | None:
+        return self.digests[0].hex() if self.digests else None
+
+    @property
+    def count(self) -> int:
+        return len(self.digests)
 
     def add(self, obs: Mapping[str, Any]) -> None:
-        data = observation_bytes(obs, self.features)
-        if self.first is None:
-            self.first = hashlib.sha256(data).hexdigest()
-        self._whole.update(data)
-        self.count += 1
+        self.digests.append(hashlib.sha256(observation_bytes(obs, self.features)).digest())
 
     def hexdigest(self) -> str:
-        return self._whole.hexdigest()
+        return hashlib.sha256(b"".join(self.digests)).hexdigest()
 
 
 def entry_key(first: str) -> str:

@@ -51,31 +51,46 @@ class InliningTuner(ModuleTuner):
         self.step_tried: set[int] = set()
         self._resume = state
         self._best_start: tuple | None = None  # (shift, player, result) of the best start
+        self._pending: tuple = (None, None)  # what the proposal in flight is
 
-    def play(self, env: Any) -> None:
+    def propose(self) -> ep.Decide:
+        s = self.search
         if self._resume is not None:
-            return self._restore(env, self._resume)
-        if self.search is None:
-            return self._play_start(env)
-        if self.search.queue:
-            key, player = search.next_trial(self.search, self.names)
-            result = ep.play_episode(env, self.module, player)
-            self.episodes += 1
-            search.settle(self.search, key, player, result)
-            self.best_score = self.search.bytes
-            return None
+            state = self._resume
+            self._pending = ("restore", state)
+            return search.GroupPlayer(self.names, frozenset(state.get("flipped", [])),
+                                      state.get("shift"),
+                                      frozenset(int(i) for i in state.get("steps", [])))
+        if s is None:
+            self._pending = ("start", self.starts[0])
+            return search.GroupPlayer(self.names, frozenset(), self.starts[0])
+        if s.queue:
+            key, player = search.next_trial(s, self.names)
+            self._pending = ("group", key)
+            return player
         if self.step_queue is None:
             self.step_queue = self._candidates(after=-1)
-        if self.step_queue:
-            self._play_step(env)
-        return None
+        step = self.step_queue.pop(0)
+        self.step_tried.add(step)
+        self._pending = ("step", step)
+        return search.GroupPlayer(self.names, s.flipped, s.shift, self.steps ^ {step})
 
-    def _play_start(self, env: Any) -> None:
-        shift = self.starts[0]
-        player = search.GroupPlayer(self.names, frozenset(), shift)
-        result = ep.play_episode(env, self.module, player)
-        self.starts.pop(0)
+    def settle(self, decider: ep.Decide, result: ep.EpisodeResult) -> None:
+        kind, data = self._pending
+        self._pending = (None, None)
         self.episodes += 1
+        if kind == "restore":
+            self._restored(decider, result, data)
+        elif kind == "start":
+            self._settle_start(decider, result)
+        elif kind == "group":
+            search.settle(self.search, data, decider, result)
+            self.best_score = self.search.bytes
+        else:
+            self._settle_step(data, decider, result)
+
+    def _settle_start(self, player: search.GroupPlayer, result: ep.EpisodeResult) -> None:
+        shift = self.starts.pop(0)
         self.default_score = result.default_score
         self.start_scores[_name(shift)] = result.policy_score
         if self.decisions < 0:
@@ -91,13 +106,9 @@ class InliningTuner(ModuleTuner):
                                               frozenset(), player, shift=shift)
             self.search.enqueue(player)
 
-    def _play_step(self, env: Any) -> None:
+    def _settle_step(self, step: int, player: search.GroupPlayer,
+                     result: ep.EpisodeResult) -> None:
         s = self.search
-        step = self.step_queue.pop(0)
-        self.step_tried.add(step)
-        player = search.GroupPlayer(self.names, s.flipped, s.shift, self.steps ^ {step})
-        result = ep.play_episode(env, self.module, player)
-        self.episodes += 1
         if result.reward > s.reward + 1e-12:
             s.best, s.reward, s.bytes = player, result.reward, result.policy_score
             s.kept += 1
@@ -119,21 +130,17 @@ class InliningTuner(ModuleTuner):
         order = np.argsort(np.abs(margin), kind="stable")
         return [int(i) for i in order if ok[i] and int(i) not in self.step_tried]
 
-    def _restore(self, env: Any, state: dict[str, Any]) -> None:
-        """Replays the saved best; the groups and call sites never tried queue again."""
+    def _restored(self, player: search.GroupPlayer, result: ep.EpisodeResult,
+                  state: dict[str, Any]) -> None:
+        """The saved best replayed; the groups and call sites never tried queue again."""
         self._resume = None
-        shift = state.get("shift")
-        self.steps = frozenset(int(i) for i in state.get("steps", []))
-        player = search.GroupPlayer(self.names, frozenset(state.get("flipped", [])), shift,
-                                    self.steps)
-        result = ep.play_episode(env, self.module, player)
-        self.episodes += 1
+        self.steps = player.steps
         self.starts = []
         self.decisions = len(player.actions)
         self.default_score, self.best_score = result.default_score, result.policy_score
         self.start_scores = dict(state.get("start_scores", {}))
         s = search.ModuleSearch(self.module, result.default_score, result.policy_score,
-                                result.reward, player.flipped, player, shift=shift)
+                                result.reward, player.flipped, player, shift=player.shift)
         s.tried = set(state.get("tried", []))
         s.kept = int(state.get("kept", 0))
         s.enqueue(player)
@@ -145,7 +152,11 @@ class InliningTuner(ModuleTuner):
     def done(self) -> bool:
         if self._resume is not None or self.search is None:
             return False
-        return not self.search.queue and self.step_queue is not None and not self.step_queue
+        if self.search.queue:
+            return False
+        if self.step_queue is None:
+            self.step_queue = self._candidates(after=-1)
+        return not self.step_queue
 
     def has_decisions(self) -> bool:
         return self.decisions != 0

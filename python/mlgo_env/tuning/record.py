@@ -11,11 +11,12 @@ decisions); one that does not gets no entry and is reported.
 from __future__ import annotations
 
 import csv
+import io
 import os
-import threading
 from typing import Any, Callable, Sequence
 
 from .. import episodes as ep
+from ..cluster import Failure, TaskRunner
 from .identity import StreamHash, identity_features
 from .state import load_states, save_state
 from .table import Entry, write_atomic
@@ -26,8 +27,9 @@ from .tuner import ModuleTuner
 TOLERANCE = 1e-9
 
 
-class _Recorder:
-    """Wraps a decider: hashes each observation and keeps the actions answered."""
+class Recorder:
+    """Wraps a decider: hashes each observation and keeps the actions answered. Plain data
+    (digests, not hash objects): it pickles, so it may play on a Dask worker."""
 
     def __init__(self, decide: ep.Decide, features: Sequence[str]) -> None:
         self.decide, self.hash, self.actions = decide, StreamHash(features), []
@@ -39,11 +41,9 @@ class _Recorder:
         return action
 
 
-def record_entry(env: Any, t: ModuleTuner) -> Entry:
-    """Plays `t`'s best decisions on `env`; ValueError when the episode does not score what
-    the search found."""
-    rec = _Recorder(t.decider(), identity_features(t.features))
-    result = ep.play_episode(env, t.module, rec)
+def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult) -> Entry:
+    """The entry a record episode makes; ValueError when it did not score what the search
+    found, or made no decision."""
     expected = float(t.best_score)
     if abs(result.policy_score - expected) > TOLERANCE * max(1.0, abs(expected)):
         raise ValueError(f"replaying its best decisions scored {result.policy_score:.6g}, "
@@ -54,48 +54,37 @@ def record_entry(env: Any, t: ModuleTuner) -> Entry:
                  float(result.default_score), float(result.policy_score))
 
 
-def record_all(envs: list[Any], o: Any, tuners: list[ModuleTuner], identities: dict,
-               _states: dict, say: Callable[[str], None]) -> None:
-    """Records every tuner whose best beats clang's and changed since its last record,
-    on all `envs` at once; writes each entry into its module's state."""
+def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
+               say: Callable[[str], None]) -> None:
+    """Records every tuner whose best should be in the table (inlining: all that decide;
+    regalloc: those below clang's own cost) and changed since its last record, as tasks of
+    `runner`; writes each entry (or its absence) into its module's state."""
     states, _ = load_states(o.output, o.problem)
     todo = []
     for t in tuners:
         st = states.get(t.module)
         if st is None or t.best_score is None or not t.has_decisions():
             continue
-        wanted = t.beats_default() or t.problem == "inlining"
-        if not wanted:
+        if not (t.beats_default() or t.problem == "inlining"):
             if st.get("entry") is not None:
                 st["entry"], st["recorded_score"] = None, None
                 save_state(o.output, t.module, st)
             continue
-        if st.get("entry") is not None and st.get("recorded_score") == t.best_score:
-            continue
-        todo.append((t, st))
-    lock = threading.Lock()
-
-    def work(env: Any) -> None:
-        while True:
-            with lock:
-                if not todo:
-                    return
-                t, st = todo.pop(0)
-            try:
-                entry = record_entry(env, t)
-                st["entry"], st["recorded_score"] = entry.to_json(), t.best_score
-            except Exception as e:  # the module keeps no entry; the build uses the fallback
-                st["entry"], st["recorded_score"] = None, None
-                st["failure"] = f"record: {e}"
-                say(f"tune: {t.module}: no table entry: {e}")
-            with lock:
-                save_state(o.output, t.module, st)
-
-    threads = [threading.Thread(target=work, args=(env,), daemon=True) for env in envs]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+        if st.get("entry") is None or st.get("recorded_score") != t.best_score:
+            todo.append((t, st, Recorder(t.decider(), identity_features(t.features))))
+    if not todo:
+        return
+    outcomes = runner.play_outcomes([(t.module, rec) for t, _, rec in todo])
+    for (t, st, rec), outcome in zip(todo, outcomes):
+        try:
+            if isinstance(outcome, Failure):
+                raise ValueError(outcome.message)
+            st["entry"], st["recorded_score"] = entry_of(t, rec, outcome).to_json(), t.best_score
+        except ValueError as e:  # the module keeps no entry; the build uses the fallback
+            st["entry"], st["recorded_score"] = None, None
+            st["failure"] = f"record: {e}"
+            say(f"tune: {t.module}: no table entry: {e}")
+        save_state(o.output, t.module, st)
 
 
 def write_report(directory: str, rows: Sequence[tuple]) -> None:
@@ -105,7 +94,6 @@ def write_report(directory: str, rows: Sequence[tuple]) -> None:
     for module, default, tuned, status, note in rows:
         reward = 1.0 - tuned / default if default else 0.0
         lines.append([module, f"{default:.10g}", f"{tuned:.10g}", f"{reward:.6f}", status, note])
-    import io
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(lines)
     write_atomic(path, buf.getvalue())

@@ -109,98 +109,28 @@ class FunctionSearch:
         self.queue.reverse()  # popped from the end
 
 
-class ModuleSearch:
-    """The search of one module; each call plays through the environment it is given
-    (``mlgo_env.make("regalloc")`` on the module's corpus)."""
+class EpisodePlayer:
+    """One episode of a module's search, as a decider: per function, the incumbent up to its
+    planned step, the planned column there, the emulation after. It records what each
+    function played (the actions of all; the rest of a trajectory only for the functions
+    that had a trial, or all when none had: the first episode, since a function without
+    one replays its incumbent). Plain data: it pickles, so it may play on a Dask worker."""
 
-    def __init__(self, env: Any, module: str, alternatives: int = 2,
-                 poisoned_only: bool = False, features: Sequence[str] | None = None,
-                 start: dict[str, list[int]] | None = None) -> None:
-        """Plays the emulation once (raising as `step` does). `features`: record these
-        per-candidate features of every step (float32 [33, len(features)] per step; one
-        value broadcasts). `start`: per function, the actions of an earlier incumbent to
-        play instead of the emulation (a resumed search; an action the mask refuses, and
-        every step past the list, follows the emulation)."""
-        self.module, self.features = module, list(features) if features else None
-        self.alternatives, self.poisoned_only = alternatives, poisoned_only
-        self.episodes = 0
-        self.functions: dict[str, FunctionSearch] = {
-            name: FunctionSearch(name, 0.0, float("inf"), Trajectory(actions=list(actions)), [])
-            for name, actions in (start or {}).items()}
-        scores, played = self._play(env, {})
-        self.functions = {}
-        self.emulation = sum(s for s, _ in scores.values())
-        self.default = sum(d for _, d in scores.values())
-        for name, (score, default) in scores.items():
-            t = played.get(name, Trajectory())
-            f = FunctionSearch(name, default, score, t, [])
-            f.requeue(-1, poisoned_only)
-            self.functions[name] = f
+    def __init__(self, incumbents: dict[str, list[int]], plan: dict[str, tuple[int, int]],
+                 alternatives: int, features: list[str] | None) -> None:
+        self.incumbents, self.plan = incumbents, plan
+        self.alternatives, self.features = alternatives, features
+        self.played: dict[str, Trajectory] = {}
 
-    @property
-    def best(self) -> float:
-        return sum(f.best for f in self.functions.values())
-
-    def done(self) -> bool:
-        return not any(f.queue for f in self.functions.values())
-
-    def abandon(self) -> None:
-        """Drops every trial left (after an episode failed: the module is done)."""
-        for f in self.functions.values():
-            f.queue = []
-
-    def step(self, env: Any) -> int:
-        """Plays one episode trying the next trial of every function with one left; returns
-        how many departures it kept. Raises what the environment raises for a failed
-        episode, and RuntimeError for one cut short; the incumbents are unchanged then
-        (the trials played are lost)."""
-        plan = {f.name: f.queue.pop() for f in self.functions.values() if f.queue}
-        scores, played = self._play(env, plan)
-        kept = 0
-        for name, (step, _) in plan.items():
-            f = self.functions[name]
-            f.tried += 1
-            score = scores.get(name, (0.0, f.default))[0]
-            if score < f.best - TOLERANCE * max(1.0, abs(f.best)):
-                f.gains = {j: g for j, g in f.gains.items() if j < step}
-                f.gains[step] = f.best - score
-                f.best, f.incumbent = score, played[name]
-                f.kept += 1
-                kept += 1
-                f.requeue(step, self.poisoned_only)
-        return kept
-
-    def _play(self, env: Any, plan: dict[str, tuple[int, int]]
-              ) -> tuple[dict[str, tuple[float, float]], dict[str, Trajectory]]:
-        """One episode: per function, the incumbent up to its planned step, the planned
-        column there, the emulation after. Returns per-function (score, default score) and
-        what each function played: the actions of all, the rest of a trajectory only for
-        the functions that had a trial (or all, when none had: the first episode), since
-        a function without one replays its incumbent."""
-        obs, info = env.reset(options={"module": self.module})
-        played: dict[str, Trajectory] = {}
-        while obs is not None:
-            name = info["context"]
-            t = played.setdefault(name, Trajectory())
-            j = len(t.actions)
-            action = self._action(name, j, plan.get(name), obs, info)
-            t.actions.append(action)
-            if not plan or name in plan:  # only these trajectories can become incumbents
-                self._record(t, obs, info, action)
-            obs, _, terminated, truncated, info = env.step(action)
-            if truncated:
-                raise RuntimeError(f"{self.module}: the episode was cut short (truncated) "
-                                   "before clang reported its functions' scores")
-            if terminated:
-                break
-        self.episodes += 1
-        if "contexts" not in info:
-            raise RuntimeError(f"{self.module}: the final step reported no per-function scores")
-        scores = {c["name"]: (float(c["policy_score"]), float(c.get("default_score") or 0.0))
-                  for c in info.get("contexts", [])}
-        for name in played:
-            scores.setdefault(name, (0.0, 0.0))
-        return scores, played
+    def __call__(self, obs: Any, info: dict) -> int:
+        name = info["context"]
+        t = self.played.setdefault(name, Trajectory())
+        j = len(t.actions)
+        action = self._action(name, j, self.plan.get(name), obs, info)
+        t.actions.append(action)
+        if not self.plan or name in self.plan:  # only these can become incumbents
+            self._record(t, obs, info, action)
+        return action
 
     def _record(self, t: Trajectory, obs: dict[str, np.ndarray], info: dict[str, Any],
                 action: int) -> None:
@@ -214,11 +144,108 @@ class ModuleSearch:
 
     def _action(self, name: str, j: int, trial: tuple[int, int] | None,
                 obs: dict[str, np.ndarray], info: dict[str, Any]) -> int:
-        f = self.functions.get(name)
         if trial is not None and j == trial[0]:
             return trial[1]
-        if f is not None and j < len(f.incumbent.actions) and (trial is None or j < trial[0]):
-            action = f.incumbent.actions[j]
+        incumbent = self.incumbents.get(name, [])
+        if j < len(incumbent) and (trial is None or j < trial[0]):
+            action = incumbent[j]
             if obs["mask"].reshape(-1)[action] == 1:
                 return action
         return int(info["default_action"])
+
+
+class ModuleSearch:
+    """The search of one module. :meth:`propose` gives the next episode's decider (the
+    emulation, or an earlier incumbent, first; then one trial in every function with one
+    left), :meth:`settle` takes what it played and scored; one episode in flight at a time.
+    ``ModuleSearch(env, ...)`` and :meth:`step` play them on `env` themselves."""
+
+    def __init__(self, env: Any, module: str, alternatives: int = 2,
+                 poisoned_only: bool = False, features: Sequence[str] | None = None,
+                 start: dict[str, list[int]] | None = None) -> None:
+        """With `env`, plays the first episode (raising as `step` does); without, the first
+        :meth:`propose` is that episode. `features`: record these per-candidate features of
+        every step (float32 [33, len(features)] per step; one value broadcasts). `start`:
+        per function, the actions of an earlier incumbent to play instead of the emulation
+        (a resumed search; an action the mask refuses, and every step past the list,
+        follows the emulation)."""
+        self.module, self.features = module, list(features) if features else None
+        self.alternatives, self.poisoned_only = alternatives, poisoned_only
+        self.episodes = 0
+        self.functions: dict[str, FunctionSearch] = {}
+        self.started = False
+        self._start = {n: list(a) for n, a in (start or {}).items()}
+        self._plan: dict[str, tuple[int, int]] = {}
+        self.emulation = self.default = 0.0
+        if env is not None:
+            self.step(env)
+
+    @property
+    def best(self) -> float:
+        return sum(f.best for f in self.functions.values())
+
+    def done(self) -> bool:
+        return self.started and not any(f.queue for f in self.functions.values())
+
+    def abandon(self) -> None:
+        """Drops every trial left (after an episode failed: the module is done)."""
+        self.started = True
+        for f in self.functions.values():
+            f.queue = []
+
+    def propose(self) -> EpisodePlayer:
+        """The next episode: the first one, or a trial in every function with one left."""
+        if not self.started:
+            self._plan = {}
+            return EpisodePlayer(self._start, {}, self.alternatives, self.features)
+        self._plan = {f.name: f.queue.pop() for f in self.functions.values() if f.queue}
+        incumbents = {n: f.incumbent.actions for n, f in self.functions.items()}
+        return EpisodePlayer(incumbents, self._plan, self.alternatives, self.features)
+
+    def settle(self, player: EpisodePlayer, result: Any) -> int:
+        """Takes a proposed episode's result (mlgo_env.episodes.EpisodeResult); returns how
+        many departures it kept. RuntimeError for an episode cut short or without
+        per-function scores; the incumbents are unchanged then."""
+        self.episodes += 1
+        if result.truncated:
+            raise RuntimeError(f"{self.module}: the episode was cut short (truncated) "
+                               "before clang reported its functions' scores")
+        if result.contexts is None:
+            raise RuntimeError(f"{self.module}: the final step reported no per-function scores")
+        scores = {c["name"]: (float(c["policy_score"]), float(c.get("default_score") or 0.0))
+                  for c in result.contexts}
+        for name in player.played:
+            scores.setdefault(name, (0.0, 0.0))
+        if not self.started:
+            self._first(scores, player.played)
+            return 0
+        kept = 0
+        for name, (step, _) in player.plan.items():
+            f = self.functions[name]
+            f.tried += 1
+            score = scores.get(name, (0.0, f.default))[0]
+            if score < f.best - TOLERANCE * max(1.0, abs(f.best)):
+                f.gains = {j: g for j, g in f.gains.items() if j < step}
+                f.gains[step] = f.best - score
+                f.best, f.incumbent = score, player.played[name]
+                f.kept += 1
+                kept += 1
+                f.requeue(step, self.poisoned_only)
+        return kept
+
+    def step(self, env: Any) -> int:
+        """Plays :meth:`propose`'s episode on `env` and settles it. Raises what the
+        environment raises for a failed episode (the trials played are lost)."""
+        from ..episodes import play_episode
+        player = self.propose()
+        return self.settle(player, play_episode(env, self.module, player))
+
+    def _first(self, scores: dict[str, tuple[float, float]],
+               played: dict[str, Trajectory]) -> None:
+        self.started = True
+        self.emulation = sum(s for s, _ in scores.values())
+        self.default = sum(d for _, d in scores.values())
+        for name, (score, default) in scores.items():
+            f = FunctionSearch(name, default, score, played.get(name, Trajectory()), [])
+            f.requeue(-1, self.poisoned_only)
+            self.functions[name] = f

@@ -31,22 +31,26 @@ class RegallocTuner(ModuleTuner):
         self.search: ModuleSearch | None = None
         self._start = (state or {}).get("incumbents")
 
-    def play(self, env: Any) -> None:
+    def propose(self) -> ep.Decide:
         if self.search is None:
-            self.search = ModuleSearch(env, self.module, ALTERNATIVES, start=self._start)
-            self.episodes += 1
+            self.search = ModuleSearch(None, self.module, ALTERNATIVES, start=self._start)
+        return self.search.propose()
+
+    def settle(self, decider: ep.Decide, result: ep.EpisodeResult) -> None:
+        assert self.search is not None
+        first = not self.search.started
+        self.search.settle(decider, result)
+        self.episodes += 1
+        if first:
             self.default_score = self.search.default
-        else:
-            self.search.step(env)
-            self.episodes += 1
         self.best_score = self.search.best
 
     def done(self) -> bool:
         return self.search is not None and self.search.done()
 
     def has_decisions(self) -> bool:
-        return self.search is None or any(f.incumbent.actions
-                                          for f in self.search.functions.values())
+        return self.search is None or not self.search.started or any(
+            f.incumbent.actions for f in self.search.functions.values())
 
     def abandon(self, why: str) -> None:
         super().abandon(why)
@@ -55,21 +59,28 @@ class RegallocTuner(ModuleTuner):
 
     def decider(self) -> ep.Decide:
         assert self.search is not None
-        incumbents = {n: list(f.incumbent.actions) for n, f in self.search.functions.items()}
-        counts: dict[str, int] = {}
-
-        def decide(obs: Any, info: dict) -> int:
-            name = info["context"]
-            j = counts.get(name, 0)
-            counts[name] = j + 1
-            actions = incumbents.get(name, [])
-            if j < len(actions) and np.asarray(obs["mask"]).reshape(-1)[actions[j]] == 1:
-                return actions[j]
-            return int(info["default_action"])
-        return decide
+        return Replay({n: list(f.incumbent.actions) for n, f in self.search.functions.items()})
 
     def state(self) -> dict[str, Any]:
         if self.search is None:
             return {"incumbents": self._start or {}}
         return {"incumbents": {n: list(map(int, f.incumbent.actions))
                                for n, f in self.search.functions.items()}}
+
+
+class Replay:
+    """Answers each function's incumbent actions (the emulation past them, or where the mask
+    refuses one). Plain data: it pickles."""
+
+    def __init__(self, incumbents: dict[str, list[int]]) -> None:
+        self.incumbents = incumbents
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, obs: Any, info: dict) -> int:
+        name = info["context"]
+        j = self.counts.get(name, 0)
+        self.counts[name] = j + 1
+        actions = self.incumbents.get(name, [])
+        if j < len(actions) and np.asarray(obs["mask"]).reshape(-1)[actions[j]] == 1:
+            return actions[j]
+        return int(info["default_action"])

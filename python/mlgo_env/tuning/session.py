@@ -1,7 +1,10 @@
 """A tuning session: every module's search sharing the workers and the budget, then the table.
 
-:func:`tune` runs `workers` environments, each on a thread of its own. A free worker takes
-the most promising module that is not in flight and still has something to try: modules
+:func:`tune` keeps every slot of a task runner busy (mlgo_env.cluster: `workers`
+environments in this process, or the workers of a Dask cluster with `scheduler`), one
+thread per slot. A free slot takes the most promising module that is not in flight and
+still has something to try, plays the episode its tuner proposes and hands back the
+result (mlgo_env.tuning.tuner): modules
 never played first (largest bitcode first: their clang score is not known yet), then the
 one with the highest score per episode it has had (default score / (1 + episodes): big and
 costly modules get more episodes, every module keeps moving). No worker waits while a
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import episodes as ep
+from ..cluster import Failure, TaskRunner, open_runner
 from . import record
 from .identity import clang_identity, identity_features, module_identity
 from .state import load_states, save_state
@@ -46,6 +50,8 @@ class TuneOptions:
     progress_every: float = 15.0
     #: only these modules (default: the whole corpus)
     modules: list[str] | None = None
+    #: a Dask scheduler (mlgo_env.cluster.open_runner's address forms); None: in process
+    scheduler: str | None = None
 
 
 @dataclass
@@ -123,16 +129,20 @@ class _Scheduler:
             self.lock.notify_all()
 
 
-def _worker(env: Any, sched: _Scheduler, save: Callable[[ModuleTuner, str], None],
-            say: Callable[[str], None]) -> None:
+def _worker(runner: TaskRunner, sched: _Scheduler,
+            save: Callable[[ModuleTuner, str], None], say: Callable[[str], None]) -> None:
     while True:
         t = sched.take()
         if t is None:
             return
         start = time.monotonic()
         try:
-            t.play(env)
-        except Exception as e:  # an episode that failed ends that module's search only
+            decider = t.propose()
+            (outcome,) = runner.play_outcomes([(t.module, decider)])
+            if isinstance(outcome, Failure):
+                raise RuntimeError(outcome.message)
+            t.settle(decider, outcome)
+        except Exception as e:  # a failed episode ends that module's search only
             t.abandon(f"{type(e).__name__}: {e}")
             say(f"tune: {t.module}: search ended by a failed episode: {t.failure}")
         finally:
@@ -152,10 +162,10 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     states, problems = load_states(o.output, o.problem)
     for line in problems:
         say(f"tune: {line}")
-    envs = [make_env_factory(o, cls.env_options)() for _ in range(max(o.workers, 1))]
+    runner = open_runner(o.scheduler, make_env_factory(o, cls.env_options), max(o.workers, 1),
+                         o.corpus, say)
     try:
-        space = envs[0].observation_space
-        features = list(getattr(space, "spaces", space).keys())
+        features = runner.observation_features()
         tuners, kept = [], {}
         for m in modules:
             st = states.get(m)
@@ -167,17 +177,17 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
             tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
         summary.modules, summary.skipped = len(modules), len(kept)
         say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search, "
-            f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {len(envs)} workers")
+            f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {runner.slots} slots")
         sizes = {m: os.path.getsize(os.path.join(o.corpus, m + ".bc")) for m in modules}
-        sched = _Scheduler(tuners, sizes, end, len(envs))
+        sched = _Scheduler(tuners, sizes, end, runner.slots)
         lock = threading.Lock()
 
         def save(t: ModuleTuner, status: str) -> None:
             with lock:
                 _save(o, t, status, identities[t.module], states.get(t.module))
 
-        threads = [threading.Thread(target=_worker, args=(env, sched, save, say), daemon=True)
-                   for env in envs]
+        threads = [threading.Thread(target=_worker, args=(runner, sched, save, say), daemon=True)
+                   for _ in range(runner.slots)]
         for th in threads:
             th.start()
         try:
@@ -194,10 +204,9 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
             if t.default_score is not None:
                 _save(o, t, status, identities[t.module], states.get(t.module))
         if not summary.interrupted:
-            record.record_all(envs, o, tuners, identities, states, say)
+            record.record_all(runner, o, tuners, say)
     finally:
-        for env in envs:
-            env.close()
+        runner.close()
     return _finish(o, modules, features, summary, tuners, say)
 
 

@@ -1,11 +1,13 @@
 """One module's search, behind one small interface; one class per problem, registered by name.
 
-A :class:`ModuleTuner` owns the search of one module. The tuning session
-(mlgo_env.tuning.session) calls :meth:`~ModuleTuner.play` with an environment of its
-problem whenever a worker is free and this module is the most promising one not in
-flight; each call plays one episode and keeps what it learned. When the search ends (its
-queue is empty, or the budget is spent), :meth:`~ModuleTuner.decider` answers the best
-decisions found, and the session plays it once more to record the table's entry.
+A :class:`ModuleTuner` owns the search of one module. Whenever a worker is free and this
+module is the most promising one not in flight, the tuning session
+(mlgo_env.tuning.session) asks :meth:`~ModuleTuner.propose` for the next episode's decider,
+has it played (in this process or on a Dask worker: deciders are plain data and travel
+back with what they recorded) and hands the result to :meth:`~ModuleTuner.settle`. When the
+search ends (nothing left to try, or the budget is spent), :meth:`~ModuleTuner.decider`
+answers the best decisions found, and the session plays it once more to record the table's
+entry.
 
 Variants: ``inlining`` (mlgo_env.tuning.inlining_tuner), ``regalloc``
 (mlgo_env.tuning.regalloc_tuner). Adding one is one file that calls :func:`register`.
@@ -59,9 +61,19 @@ class ModuleTuner(abc.ABC):
         self.failure: str | None = None
 
     @abc.abstractmethod
+    def propose(self) -> ep.Decide:
+        """The next episode's decider (at most one proposal in flight)."""
+
+    @abc.abstractmethod
+    def settle(self, decider: ep.Decide, result: ep.EpisodeResult) -> None:
+        """Takes the proposed episode's decider, as it ended, and its result. Raises
+        RuntimeError for a result the search cannot use (the search is unchanged)."""
+
     def play(self, env: Any) -> None:
-        """Plays one episode of the search on `env` (reset to this module). Raises what
-        the environment raises; the search is unchanged then."""
+        """Proposes, plays on `env` and settles one episode (raises what the environment
+        raises)."""
+        decider = self.propose()
+        self.settle(decider, ep.play_episode(env, self.module, decider))
 
     @abc.abstractmethod
     def done(self) -> bool:
