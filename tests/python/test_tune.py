@@ -236,6 +236,39 @@ class TunedInlining(unittest.TestCase):
         self.assertEqual(processes_naming(scratch), [])
         self.assertEqual(os.listdir(scratch), [])
 
+    def test_another_compiler_or_other_flags_miss_and_say_so(self):
+        other = os.path.join(self.dir, "other-clang-table")
+        shutil.copytree(self.tuning, other)
+        manifest = read_json(os.path.join(other, "tuning.json"))
+        manifest["clang"].update(path="/opt/clang-99/bin/clang", version="clang version 99.0.0")
+        write_json(os.path.join(other, "tuning.json"), manifest)
+        log = os.path.join(self.dir, "other-clang.log")
+        src = self.fresh("other-clang")
+        build(src, [MLGO_ENV_LAUNCH, f"--tuning={other}", f"--log={log}"])
+        whys = {r["why"] for r in log_lines(log)}
+        self.assertEqual(len(whys), 1, whys)
+        self.assertRegex(whys.pop(), r"^the table was made with 'clang version 99\.0\.0', this "
+                                     r"compiler is '.*clang version 22")
+        plain = objects_under(self.plain)
+        for module, path in objects_under(src).items():
+            self.assertEqual(text_bytes(path), text_bytes(plain[module]), module)
+        # The -Oz table in a -O2 build: every module falls back, at its first decision or,
+        # where -O2's first decision happens to equal -Oz's, when the stream departs.
+        log = os.path.join(self.dir, "o2.log")
+        src, plain_o2 = self.fresh("o2"), self.fresh("o2-plain")
+        build(plain_o2, flags="-O2")
+        build(src, self.launcher(f"--log={log}"), flags="-O2")
+        lines = log_lines(log)
+        self.assertTrue(lines)
+        for r in lines:
+            self.assertIn(r["outcome"], ("fallback", "no-decisions"), r)
+            if r["outcome"] == "fallback":  # missed at once, or found and then departed
+                self.assertRegex(r["why"], "no tuned module makes this first decision|"
+                                           "departs from its tuned decisions")
+        plain = objects_under(plain_o2)
+        for module, path in objects_under(src).items():
+            self.assertEqual(text_bytes(path), text_bytes(plain[module]), module)
+
     def test_a_truncated_table_file_fails_the_compile_naming_it(self):
         broken = os.path.join(self.dir, "broken-table")
         shutil.copytree(self.tuning, broken)
