@@ -148,7 +148,22 @@ struct Scan {
   std::optional<std::string> passThrough;
   std::vector<std::pair<std::string, std::optional<std::string>>> inputs; ///< (path, -x language)
   std::string output; ///< -o FILE / -oFILE (the last one)
+  std::string optLevel = "-O0";
 };
+
+/// "-O2" -> "-O2", "-O" -> "-O1", "-O7" -> "-O3"; nullopt for anything else.
+std::optional<std::string> optLevelOf(std::string_view arg) {
+  if (!arg.starts_with("-O"))
+    return std::nullopt;
+  std::string_view v = arg.substr(2);
+  if (v.empty())
+    return "-O1";
+  if (v == "s" || v == "z" || v == "fast" || v == "g")
+    return std::string(arg);
+  if (!std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return v.size() == 1 && v[0] <= '3' ? std::string(arg) : std::string("-O3");
+}
 
 void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
                 std::optional<std::string>& language) {
@@ -171,11 +186,16 @@ void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
     language = value == "none" ? std::nullopt : std::optional(value);
     return;
   }
+  if (auto level = optLevelOf(arg)) {
+    scan.optLevel = *level;
+    return;
+  }
   if (arg == "-o" && i + 1 < args.size()) {
     scan.output = args[++i];
     return;
   }
-  if (arg.starts_with("-o") && arg.size() > 2 && !contains(kTakesValue, arg)) {
+  if (arg.starts_with("-o") && arg.size() > 2 && !arg.starts_with("-obj") &&
+      !contains(kTakesValue, arg)) {
     scan.output = arg.substr(2);
     return;
   }
@@ -204,6 +224,7 @@ CallKind classifyCall(std::span<const std::string> args) {
   }
   CallKind kind;
   kind.output = scan.output;
+  kind.optLevel = scan.optLevel;
   if (scan.inputs.size() == 1)
     kind.source = scan.inputs[0].first;
   if (scan.passThrough)

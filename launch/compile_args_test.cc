@@ -91,5 +91,17 @@ TEST(CompileArgsTest, PassesEverythingElseThrough) {
   EXPECT_TRUE(classify("-x assembler -x none -c a.c").interactive);
 }
 
+TEST(CompileArgsTest, NamesTheObjectAndTheOptimisationLevel) {
+  CallKind kind = classify("-O2 -Isrc -c src/a.c -o obj/a.o -Oz");
+  EXPECT_EQ(kind.output, "obj/a.o");
+  EXPECT_EQ(kind.optLevel, "-Oz"); // the last one counts, as for the compiler
+  EXPECT_EQ(classify("-c a.c -oout.o").output, "out.o");
+  EXPECT_EQ(classify("-c a.c").optLevel, "-O0");
+  EXPECT_EQ(classify("-O -c a.c").optLevel, "-O1");
+  EXPECT_EQ(classify("-O9 -c a.c").optLevel, "-O3");
+  EXPECT_EQ(classify("-Ofast -c a.c").optLevel, "-Ofast");
+  EXPECT_EQ(classify("-c a.c -o a.o -objcmt-migrate-literals").output, "a.o");
+}
+
 } // namespace
 } // namespace mlgo::launch

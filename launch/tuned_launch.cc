@@ -146,6 +146,13 @@ private:
              "flags, or one tune left out)";
       return Status::success();
     }
+    std::string tunedAt = entries->front().opt;
+    std::erase_if(*entries, [&](const TuningEntry& e) { return e.opt != tuned_.optLevel; });
+    if (entries->empty()) {
+      why_ = fmt::format("module tuned at {}, this compile is at {}", tunedAt,
+                         tuned_.optLevel);
+      return Status::success();
+    }
     entry_ = pick(std::move(*entries));
     identity_.emplace(std::move(*StreamIdentity::create(*session.header(),
                                                         tuned_.table->manifest().features)));

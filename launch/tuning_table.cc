@@ -53,16 +53,19 @@ Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view 
     return bad(where, "an entry is not an object");
   TuningEntry entry;
   auto module = o->getString("module");
+  auto opt = o->getString("opt");
   auto decisions = o->getInteger("decisions");
   auto actions = o->getString("actions");
   auto first = o->getString("first");
   auto stream = o->getString("stream");
   auto defaultScore = o->getNumber("default_score");
   auto tunedScore = o->getNumber("tuned_score");
-  if (!module || !decisions || !actions || !first || !stream || !defaultScore || !tunedScore)
-    return bad(where, "an entry lacks one of module, decisions, actions, first, stream, "
+  if (!module || !opt || !decisions || !actions || !first || !stream || !defaultScore ||
+      !tunedScore)
+    return bad(where, "an entry lacks one of module, opt, decisions, actions, first, stream, "
                       "default_score, tuned_score (or has one of the wrong type)");
   entry.module = module->str();
+  entry.opt = opt->str();
   auto bytes = protocol::decodeBase64(std::string_view(actions->data(), actions->size()));
   if (!bytes.ok())
     return bad(where, "entry '" + entry.module + "': actions: " + bytes.error().message());

@@ -16,7 +16,7 @@ CLANG = {"path": "/usr/bin/clang", "size": 1, "mtime_ns": 2, "version": "clang 2
 def entry(module, first_byte, actions=(1, 0, 1)):
     first = hashlib.sha256(bytes([first_byte])).hexdigest()
     return Entry(module, list(actions), first, hashlib.sha256(b"s" + bytes([first_byte])).hexdigest(),
-                 100.0, 90.0)
+                 100.0, 90.0, "-Oz")
 
 
 def test_round_trip_files_entries_by_first_key(tmp_path):
@@ -87,3 +87,10 @@ def test_states_that_cannot_be_read_are_reported_not_trusted(tmp_path):
     assert list(states) == ["src/a.o"]
     assert len(problems) == 2 and all("tuned again" in p for p in problems)
     assert st.load_states(str(tmp_path), "regalloc")[0] == {}
+
+
+def test_opt_level_reads_as_the_launcher_does():
+    assert ident.opt_level(["-cc1", "-Oz", "-emit-obj"]) == "-Oz"
+    assert ident.opt_level(["-O2", "-c", "-O"]) == "-O1"
+    assert ident.opt_level(["-O9"]) == "-O3"
+    assert ident.opt_level(["-c", "x.c"]) == "-O0"

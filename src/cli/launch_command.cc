@@ -54,6 +54,7 @@ int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
   tuned.table = &*table;
   tuned.fallback = fallback;
   tuned.output = kind.output;
+  tuned.optLevel = kind.optLevel;
   if (!flags.noLog)
     tuned.log = flags.log.empty() ? std::filesystem::path(flags.tuning) / "launch.log"
                                   : std::filesystem::path(flags.log);

@@ -36,6 +36,9 @@ struct CallKind {
   std::string source;
   /// The object it writes (`-o FILE`), as given; empty when the call names none.
   std::string output;
+  /// The optimisation level it asks for: the last `-O...` (`-O` is `-O1`,
+  /// `-O4` and above `-O3`), else `-O0`.
+  std::string optLevel = "-O0";
   /// Why the call passes through ("no -c", "-E", "2 inputs", ...); empty when
   /// interactive.
   std::string reason;

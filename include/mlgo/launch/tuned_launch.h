@@ -10,7 +10,9 @@
 /// 2. The stream identity of the first observation (stream_identity.h) looks
 ///    up the module's entry; several entries with that first observation are
 ///    told apart by the object path (the entry whose module name the output
-///    path ends with).
+///    path ends with). An entry tuned at another optimisation level than the
+///    compile's does not apply (the same first decisions at -O2 and -Oz are
+///    common; the objects are not the same).
 /// 3. Found: every decision is answered with the recorded action, each
 ///    checked by the problem's rules first (an eviction index must be allowed
 ///    by the mask). At the end the whole stream must hash to the entry's and
@@ -57,6 +59,9 @@ struct TunedLaunch {
   const policy::Policy* fallback = nullptr;
   /// The object the compile writes (`-o`), as the build gave it; may be empty.
   std::string output;
+  /// The compile's optimisation level (compile_args.h); entries tuned at
+  /// another level do not apply.
+  std::string optLevel;
   /// Where the compile's line goes; empty = nowhere.
   std::filesystem::path log;
 };

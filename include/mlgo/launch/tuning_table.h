@@ -10,7 +10,8 @@
 ///                              "clang": {"path", "size", "mtime_ns", "version"},
 ///                              "modules": N}
 ///     DIR/modules/<key>.json  {"format": "mlgo-env-tuning-entries", "version": 1,
-///                              "entries": [{"module": "src/a.o", "decisions": 3,
+///                              "entries": [{"module": "src/a.o", "opt": "-Oz",
+///                                           "decisions": 3,
 ///                                           "actions": "AQAB", "first": <sha256 hex>,
 ///                                           "stream": <sha256 hex>,
 ///                                           "default_score": 120, "tuned_score": 96}]}
@@ -44,6 +45,7 @@ namespace mlgo::launch {
 /// One module's tuned decisions.
 struct TuningEntry {
   std::string module;
+  std::string opt; ///< The optimisation level it was tuned at ("-Oz").
   std::vector<uint8_t> actions;
   std::string first;  ///< SHA-256 hex of the first observation's identity bytes.
   std::string stream; ///< SHA-256 hex of every observation's identity bytes.

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from typing import Any, Mapping, Sequence
 
@@ -55,6 +56,34 @@ def module_identity(corpus: str, module: str) -> dict[str, str]:
     return {"bitcode": file_sha256(base + ".bc"),
             "command": file_sha256(command) if os.path.exists(command)
             else hashlib.sha256(b"").hexdigest()}
+
+
+_OPT = re.compile(r"^-O(\d+|s|z|fast|g)?$")
+
+
+def opt_level(args: Sequence[str]) -> str:
+    """The optimisation level a compile's arguments ask for, as the launcher spells it:
+    the last ``-O…`` (``-O`` is ``-O1``, ``-O4`` and above ``-O3``), else ``-O0``."""
+    level = "-O0"
+    for a in args:
+        m = _OPT.match(a)
+        if m:
+            v = m.group(1)
+            level = "-O1" if v is None else ("-O3" if v.isdigit() and int(v) > 3 else f"-O{v}")
+    return level
+
+
+def module_opt_level(corpus: str, module: str) -> str:
+    """The optimisation level of a corpus module's command (<m>.cmd, NUL-separated, or the
+    description's global_command_override)."""
+    path = os.path.join(corpus, module + ".cmd")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            args = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+        return opt_level(args)
+    import json
+    with open(os.path.join(corpus, "corpus_description.json"), encoding="utf-8") as f:
+        return opt_level(json.load(f).get("global_command_override") or [])
 
 
 def observation_bytes(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from .. import episodes as ep
 from ..cluster import Failure, TaskRunner
-from .identity import StreamHash, identity_features
+from .identity import StreamHash, identity_features, module_opt_level
 from .state import load_states, save_state
 from .table import Entry, write_atomic
 from .tuner import ModuleTuner
@@ -41,7 +41,7 @@ class Recorder:
         return action
 
 
-def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult) -> Entry:
+def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str) -> Entry:
     """The entry a record episode makes; ValueError when it did not score what the search
     found, or made no decision."""
     expected = float(t.best_score)
@@ -51,7 +51,7 @@ def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult) -> Entry:
     if rec.hash.first is None:
         raise ValueError("replaying its best decisions made no decision")
     return Entry(t.module, rec.actions, rec.hash.first, rec.hash.hexdigest(),
-                 float(result.default_score), float(result.policy_score))
+                 float(result.default_score), float(result.policy_score), opt)
 
 
 def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
@@ -79,7 +79,8 @@ def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
         try:
             if isinstance(outcome, Failure):
                 raise ValueError(outcome.message)
-            st["entry"], st["recorded_score"] = entry_of(t, rec, outcome).to_json(), t.best_score
+            entry = entry_of(t, rec, outcome, module_opt_level(o.corpus, t.module))
+            st["entry"], st["recorded_score"] = entry.to_json(), t.best_score
         except ValueError as e:  # the module keeps no entry; the build uses the fallback
             st["entry"], st["recorded_score"] = None, None
             st["failure"] = f"record: {e}"

@@ -10,7 +10,8 @@ Layout of a tuning directory (docs/tuning-format.md is the specification)::
                                  reruns and --resume read it; the launcher never does)
     DIR/report.csv               module, default score, tuned score, reward, decisions, status
 
-An entry: ``{"module", "decisions", "actions" (base64 of one byte per decision), "first"
+An entry: ``{"module", "opt" (the optimisation level it was tuned at, e.g. "-Oz"),
+"decisions", "actions" (base64 of one byte per decision), "first"
 (hex SHA-256 of the first observation), "stream" (hex SHA-256 of the whole stream),
 "default_score", "tuned_score"}``.
 
@@ -50,9 +51,11 @@ class Entry:
     stream: str
     default_score: float
     tuned_score: float
+    #: the optimisation level tune compiled it at ("-Oz"); a compile at another misses
+    opt: str = "-O0"
 
     def to_json(self) -> dict[str, Any]:
-        return {"module": self.module, "decisions": len(self.actions),
+        return {"module": self.module, "opt": self.opt, "decisions": len(self.actions),
                 "actions": base64.b64encode(bytes(self.actions)).decode("ascii"),
                 "first": self.first, "stream": self.stream,
                 "default_score": self.default_score, "tuned_score": self.tuned_score}
@@ -65,7 +68,7 @@ class Entry:
             actions = list(base64.b64decode(value["actions"], validate=True))
             entry = Entry(str(value["module"]), actions, str(value["first"]),
                           str(value["stream"]), float(value["default_score"]),
-                          float(value["tuned_score"]))
+                          float(value["tuned_score"]), str(value["opt"]))
             decisions = int(value["decisions"])
         except KeyError as e:
             raise TableError(f"{where}: an entry has no '{e.args[0]}'") from e

@@ -1,0 +1,76 @@
+//===- launch/tuning_table_test.cc - reading tuning files -------------------===//
+#include "mlgo/launch/tuning_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace mlgo::launch {
+namespace {
+
+const std::string kFirst = "0123456789abcdef" + std::string(48, 'a');
+const std::string kStream(64, 'b');
+
+std::string entries(const std::string& entry) {
+  return R"({"format": "mlgo-env-tuning-entries", "version": 1, "entries": [)" + entry + "]}";
+}
+
+std::string entry(const std::string& actions = "AQAB", int decisions = 3,
+                  const std::string& first = kFirst) {
+  return R"({"module": "src/a.o", "opt": "-Oz", "decisions": )" + std::to_string(decisions) +
+         R"(, "actions": ")" + actions + R"(", "first": ")" + first + R"(", "stream": ")" +
+         kStream + R"(", "default_score": 120, "tuned_score": 96})";
+}
+
+TEST(TuningTableTest, ReadsEntries) {
+  auto read = parseEntries(entries(entry()), "0123456789abcdef", "f.json");
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  ASSERT_EQ(read->size(), 1u);
+  const TuningEntry& e = read->front();
+  EXPECT_EQ(e.module, "src/a.o");
+  EXPECT_EQ(e.opt, "-Oz");
+  EXPECT_EQ(e.actions, (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(e.first, kFirst);
+  EXPECT_EQ(e.tunedScore, 96);
+}
+
+TEST(TuningTableTest, RefusesWhatDoesNotHoldTogetherNamingTheFile) {
+  struct Case {
+    std::string text, message;
+  } cases[] = {
+      {entries(entry()).substr(0, 60), "not JSON"},
+      {R"({"format": "other", "version": 1, "entries": []})", "format is not"},
+      {R"({"format": "mlgo-env-tuning-entries", "version": 2, "entries": []})", "version 2"},
+      {entries(entry("AQAB", 4)), "says 4 decisions but holds 3"},
+      {entries(entry("A!AB")), "actions"},
+      {entries(entry("AQAB", 3, "xyz")), "SHA-256"},
+      {entries(entry("AQAB", 3, std::string(64, 'c'))), "filed under another key"},
+      {entries(R"({"module": "a.o"})"), "lacks one of"},
+  };
+  for (const auto& c : cases) {
+    auto read = parseEntries(c.text, "0123456789abcdef", "DIR/modules/k.json");
+    ASSERT_FALSE(read.ok()) << c.text;
+    EXPECT_NE(read.error().message().find("DIR/modules/k.json"), std::string::npos);
+    EXPECT_NE(read.error().message().find(c.message), std::string::npos)
+        << read.error().message();
+  }
+}
+
+TEST(TuningTableTest, ReadsAndChecksTheManifest) {
+  std::string good = R"({"format": "mlgo-env-tuning", "version": 1, "problem": "regalloc",
+    "features": ["a", "b"], "clang": {"path": "/c", "size": 1, "mtime_ns": 2,
+    "version": "clang 22"}, "modules": 3})";
+  auto read = parseManifest(good, "tuning.json");
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(read->problem, "regalloc");
+  EXPECT_EQ(read->compiler.version, "clang 22");
+  std::string unsorted = good;
+  unsorted.replace(unsorted.find(R"(["a", "b"])"), 10, R"(["b", "a"])");
+  EXPECT_FALSE(parseManifest(unsorted, "tuning.json").ok());
+  std::string unknown = good;
+  unknown.replace(unknown.find("regalloc"), 8, "vectorize");
+  EXPECT_FALSE(parseManifest(unknown, "tuning.json").ok());
+}
+
+} // namespace
+} // namespace mlgo::launch
