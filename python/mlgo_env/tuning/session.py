@@ -166,15 +166,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
                          o.corpus, say)
     try:
         features = runner.observation_features()
-        tuners, kept = [], {}
-        for m in modules:
-            st = states.get(m)
-            same = st is not None and st["identity"] == identities[m]
-            if same and (st["status"] == "done" or
-                         (st["status"] != "done" and not o.resume)):
-                kept[m] = st
-                continue
-            tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
+        tuners, kept = _plan(o, cls, modules, features, identities, states)
         summary.modules, summary.skipped = len(modules), len(kept)
         say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search, "
             f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {runner.slots} slots")
@@ -186,18 +178,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
             with lock:
                 _save(o, t, status, identities[t.module], states.get(t.module))
 
-        threads = [threading.Thread(target=_worker, args=(runner, sched, save, say), daemon=True)
-                   for _ in range(runner.slots)]
-        for th in threads:
-            th.start()
-        try:
-            _watch(threads, sched, tuners, kept, started, end, o.progress_every, say)
-        except KeyboardInterrupt:
-            summary.interrupted = True
-            sched.stop = True
-            say("tune: interrupted; waiting for the episodes in flight, then saving")
-            for th in threads:
-                th.join()
+        summary.interrupted = _search(runner, sched, save, started, end, o.progress_every, say)
         for t in tuners:
             status = "interrupted" if summary.interrupted or t.failure else \
                 ("done" if t.done() else "stopped")
@@ -208,6 +189,38 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     finally:
         runner.close()
     return _finish(o, modules, features, summary, tuners, say)
+
+
+def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: list[str],
+          identities: dict, states: dict) -> tuple[list[ModuleTuner], dict]:
+    """(the tuners to run, {module: state} of the unchanged modules kept as they are)."""
+    tuners, kept = [], {}
+    for m in modules:
+        st = states.get(m)
+        same = st is not None and st["identity"] == identities[m]
+        if same and (st["status"] == "done" or not o.resume):
+            kept[m] = st
+            continue
+        tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
+    return tuners, kept
+
+
+def _search(runner: TaskRunner, sched: _Scheduler, save: Callable[[ModuleTuner, str], None],
+            started: float, end: float, every: float, say: Callable[[str], None]) -> bool:
+    """Runs a worker thread per slot until the search ends; True when interrupted."""
+    threads = [threading.Thread(target=_worker, args=(runner, sched, save, say), daemon=True)
+               for _ in range(runner.slots)]
+    for th in threads:
+        th.start()
+    try:
+        _watch(threads, sched.tuners, started, end, every, say)
+        return False
+    except KeyboardInterrupt:
+        sched.stop = True
+        say("tune: interrupted; waiting for the episodes in flight, then saving")
+        for th in threads:
+            th.join()
+        return True
 
 
 def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict | None
@@ -223,9 +236,8 @@ def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict
     save_state(o.output, t.module, state)
 
 
-def _watch(threads: list[threading.Thread], sched: _Scheduler, tuners: list[ModuleTuner],
-           kept: dict, started: float, end: float, every: float,
-           say: Callable[[str], None]) -> None:
+def _watch(threads: list[threading.Thread], tuners: list[ModuleTuner], started: float,
+           end: float, every: float, say: Callable[[str], None]) -> None:
     shown = time.monotonic()
     while any(th.is_alive() for th in threads):
         for th in threads:
