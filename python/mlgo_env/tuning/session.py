@@ -157,8 +157,9 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     end = started + o.minutes * 60.0
     cls = tuner_class(o.problem)
     summary = TuneSummary()
-    modules = o.modules or ep.corpus_modules(o.corpus)
-    identities = {m: module_identity(o.corpus, m) for m in modules}
+    everything = ep.corpus_modules(o.corpus)
+    modules = o.modules or everything
+    identities = {m: module_identity(o.corpus, m) for m in everything}
     states, problems = load_states(o.output, o.problem)
     for line in problems:
         say(f"tune: {line}")
@@ -188,7 +189,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
             record.record_all(runner, o, tuners, say)
     finally:
         runner.close()
-    return _finish(o, modules, features, summary, tuners, say)
+    return _finish(o, everything, identities, features, summary, tuners, say)
 
 
 def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: list[str],
@@ -260,13 +261,14 @@ def progress_line(tuners: list[ModuleTuner], started: float, end: float) -> str:
             f"{(b / d - 1.0) if d else 0.0:+.2%}, {max(end - now, 0.0) / 60:.1f} min left")
 
 
-def _finish(o: TuneOptions, modules: list[str], features: list[str], summary: TuneSummary,
-            tuners: list[ModuleTuner], say: Callable[[str], None]) -> TuneSummary:
+def _finish(o: TuneOptions, modules: list[str], identities: dict, features: list[str],
+            summary: TuneSummary, tuners: list[ModuleTuner], say: Callable[[str], None]
+            ) -> TuneSummary:
     states, _ = load_states(o.output, o.problem)
     entries, rows = [], []
-    for m in modules:
+    for m in modules:  # the whole corpus: a run on some modules keeps the others' entries
         st = states.get(m)
-        if st is None or st.get("default_score") is None:
+        if st is None or st.get("default_score") is None or st["identity"] != identities[m]:
             continue
         default = float(st["default_score"])
         e = st.get("entry")
