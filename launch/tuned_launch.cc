@@ -237,15 +237,19 @@ std::string appendLog(const TunedLaunch& tuned, const std::string& source,
                       const TunedOutcome& result) {
   if (tuned.log.empty())
     return {};
-  llvm::json::Object line{
-      {"source", source},
-      {"output", tuned.output},
-      {"outcome", result.outcome.error ? "failed"
-                  : result.tuned          ? "tuned"
-                  : result.why.empty()    ? "no-decisions"
-                                          : "fallback"},
-      {"module", result.module},
-      {"why", result.outcome.error ? result.outcome.error->message() : result.why}};
+  bool failedCompile = result.outcome.error || result.outcome.exitCode != 0;
+  std::string why = result.outcome.error ? result.outcome.error->message()
+                    : failedCompile
+                        ? fmt::format("the compiler exited with {}", result.outcome.exitCode)
+                        : result.why;
+  llvm::json::Object line{{"source", source},
+                          {"output", tuned.output},
+                          {"outcome", failedCompile     ? "failed"
+                                      : result.tuned    ? "tuned"
+                                      : why.empty()     ? "no-decisions"
+                                                        : "fallback"},
+                          {"module", result.module},
+                          {"why", why}};
   std::string text;
   llvm::raw_string_ostream out(text);
   out << llvm::json::Value(std::move(line)) << "\n";
