@@ -2,6 +2,7 @@
 #include "mlgo/launch/stream_identity.h"
 
 #include <llvm/ADT/ArrayRef.h>
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/SHA256.h>
 
 namespace mlgo::launch {
@@ -9,17 +10,6 @@ namespace mlgo::launch {
 struct StreamIdentity::Hashes {
   llvm::SHA256 whole;
 };
-
-std::string toHex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (uint8_t b : bytes) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 15]);
-  }
-  return out;
-}
 
 Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
                                               std::span<const std::string> features) {
@@ -50,7 +40,7 @@ void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
     alone.update(bytesOf(tensors[i]));
   auto digest = alone.final();
   if (count_ == 0)
-    first_ = toHex(digest);
+    first_ = llvm::toHex(digest, /*LowerCase=*/true);
   hashes_->whole.update(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()));
   ++count_;
 }
@@ -58,7 +48,7 @@ void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
 std::string StreamIdentity::whole() const {
   llvm::SHA256 copy = hashes_->whole;
   auto digest = copy.final();
-  return toHex(digest);
+  return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
 } // namespace mlgo::launch

@@ -55,9 +55,6 @@ private:
   uint64_t count_ = 0;
 };
 
-/// Lower-case hex of `bytes`.
-std::string toHex(std::span<const uint8_t> bytes);
-
 } // namespace mlgo::launch
 
 #endif // MLGO_LAUNCH_STREAM_IDENTITY_H
