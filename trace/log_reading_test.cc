@@ -39,9 +39,11 @@ std::string sampleTrace() {
   protocol::LogHeader header = makeTraceHeader(
       std::vector{spec("x", ElementType::kInt64, {1}), spec("y", ElementType::kFloat, {2})},
       spec("inlining_decision", ElementType::kInt64, {1}));
-  std::string out =
-      traceHeaderLine(header, {"inlining", "clang-default:inlining_default", "inlining_decision"}) +
-      "\n";
+  TraceMetadata metadata;
+  metadata.problem = "inlining";
+  metadata.policy = "clang-default:inlining_default";
+  metadata.action = "inlining_decision";
+  std::string out = traceHeaderLine(header, metadata) + "\n";
   for (auto [module, reward, count] : {std::tuple{"a.o", 0.25, 2}, std::tuple{"b.o", -0.5, 3}}) {
     ModuleTraceBuilder builder(header, module);
     for (int i = 0; i < count; ++i) {

@@ -83,7 +83,10 @@ TEST(TraceHeader, AddsActionLastAndFloatRewardAndMetadataKeys) {
   EXPECT_EQ(header.score->toJson(), R"({"name":"reward","type":"float","port":0,"shape":[1]})");
   EXPECT_FALSE(header.advice);
 
-  TraceMetadata metadata{"regalloc", "fallback:evict-none-else-first-valid", "index_to_evict"};
+  TraceMetadata metadata;
+  metadata.problem = "regalloc";
+  metadata.policy = "fallback:evict-none-else-first-valid";
+  metadata.action = "index_to_evict";
   std::string line = traceHeaderLine(header, metadata);
   EXPECT_THAT(
       line,
