@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks that code and CMake follow the layers (README "Layout").
+"""Checks that code and CMake follow the layers (docs/architecture.md).
 
 One folder = one layer = one CMake library (mlgo::<layer>), with its public
 headers in include/mlgo/<layer>/. Arrows point down only:
@@ -433,7 +433,7 @@ def main():
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
-        print(f"check_layers: {len(problems)} layering violation(s); see README \"Layout\"",
+        print(f"check_layers: {len(problems)} layering violation(s); see docs/architecture.md",
               file=sys.stderr)
         return 1
     print("check_layers: ok")

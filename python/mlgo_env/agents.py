@@ -1,5 +1,4 @@
-"""Example policies and an episode loop (replaces scripts/random_agent.py,
-default_agent.py and agents.py).
+"""Example policies and an episode loop.
 
 - ``random_action``: a uniformly random *valid* action for any problem
   (inlining: 0/1; regalloc: an index whose mask is 1; regalloc-priority: a

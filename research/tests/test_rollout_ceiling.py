@@ -1,4 +1,4 @@
-"""research/rollout_ceiling.py (the per-module yardstick in docs/training.md) on the
+"""research/rollout_ceiling.py (the per-module yardstick in docs/training-log.md) on the
 -Oz demo corpus with the real clang-22: a pass keeps only changes that shrink a module."""
 
 import os
