@@ -12,6 +12,10 @@ Per module, in three phases, one episode each step:
    ordinal in the trajectory), nearest clang's boundary first, kept when the module
    shrinks; after a kept one, the later decisions of the new trajectory queue again.
 
+When the call sites are exhausted and the pass kept anything, another pass of groups and
+call sites starts from the new best (a change refused before may pay now); the search ends
+after a pass that kept nothing.
+
 Clang's default is one of the starts, so the result is never larger than clang's own
 object. Needs the IR2Vec callee embedding in the observation (it names the callee): the
 environments are made with the shipped vocabulary (``ir2vec_vocab="default"``).
@@ -49,6 +53,8 @@ class InliningTuner(ModuleTuner):
         self.steps: frozenset[int] = frozenset()  # call sites flipped alone, by ordinal
         self.step_queue: list[int] | None = None  # built once the groups are exhausted
         self.step_tried: set[int] = set()
+        self.pass_start_kept = 0  # the search's kept count when this pass began
+        self.passes = 1
         self._resume = state
         self._best_start: tuple | None = None  # (shift, player, result) of the best start
         self._pending: tuple = (None, None)  # what the proposal in flight is
@@ -147,6 +153,8 @@ class InliningTuner(ModuleTuner):
         saved = [k for k in state.get("queue", []) if k not in s.tried]
         s.queue = saved + [k for k in s.queue if k not in saved]
         self.step_tried = set(int(i) for i in state.get("step_tried", []))
+        self.passes = int(state.get("passes", 1))
+        self.pass_start_kept = int(state.get("pass_start_kept", 0))
         self.search = s
 
     def done(self) -> bool:
@@ -156,7 +164,19 @@ class InliningTuner(ModuleTuner):
             return False
         if self.step_queue is None:
             self.step_queue = self._candidates(after=-1)
-        return not self.step_queue
+        if not self.step_queue and self.search.kept > self.pass_start_kept:
+            self._next_pass()
+        return not self.search.queue and not self.step_queue
+
+    def _next_pass(self) -> None:
+        """Every callee and call site of the best trajectory may be tried again."""
+        s = self.search
+        self.passes += 1
+        self.pass_start_kept = s.kept
+        s.tried = set()
+        s.queue = list(dict.fromkeys(s.best.keys))
+        self.step_tried = set()
+        self.step_queue = None
 
     def has_decisions(self) -> bool:
         return self.decisions != 0
@@ -174,6 +194,7 @@ class InliningTuner(ModuleTuner):
                 "queue": list(s.queue) if s else [],
                 "kept": s.kept if s else 0,
                 "steps": sorted(self.steps), "step_tried": sorted(self.step_tried),
+                "passes": self.passes, "pass_start_kept": self.pass_start_kept,
                 "start_scores": self.start_scores}
 
 
