@@ -15,6 +15,7 @@ CMake (`mlgo-env launch`, other object paths) with the table:
 
 Needs MLGO_ENV, MLGO_ENV_LAUNCH and MLGO_ENV_CORE_DIR, like test_launch.
 """
+import base64
 import json
 import os
 import shutil
@@ -332,6 +333,24 @@ class TunedRegalloc(unittest.TestCase):
                     self.assertEqual(text_bytes(os.path.join(built, module)), text_bytes(path))
             for program in ("ctool", "cxxtool"):
                 self.assertEqual(program_output(built, program), program_output(plain, program))
+            # Recorded evictions the mask refuses: each compile runs again plainly, says why.
+            refused = os.path.join(d, "refused-table")
+            shutil.copytree(tuning, refused)
+            for name in os.listdir(os.path.join(refused, "modules")):
+                path = os.path.join(refused, "modules", name)
+                doc = read_json(path)
+                for e in doc["entries"]:
+                    e["actions"] = base64.b64encode(bytes([99] * e["decisions"])).decode()
+                write_json(path, doc)
+            again = os.path.join(d, "refused")
+            shutil.copytree(PROJECT, again)
+            log = os.path.join(d, "refused.log")
+            build(again, [MLGO_ENV_LAUNCH, f"--tuning={refused}", f"--log={log}"], "-O2")
+            refusals = {r["output"] for r in log_lines(log)
+                        if "the recorded decision 0 is refused" in r["why"]}
+            self.assertEqual(refusals, entries)
+            for module, path in objects_under(plain).items():
+                self.assertEqual(text_bytes(os.path.join(again, module)), text_bytes(path))
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
