@@ -96,8 +96,12 @@ public:
     }
     if (policyAnswerer_)
       return policyAnswerer_->answer(session, observation);
-    auto decision = rules_->defaultDecision(observation);
-    if (!decision) { // No decision of clang's to give: run the compile plainly.
+    // Only a decision clang itself sends is clang's (regalloc's default may be
+    // the host's emulation): without one, the compile runs again plainly.
+    auto decision = rules_->defaultDecisionSource().starts_with("clang-default:")
+                        ? rules_->defaultDecision(observation)
+                        : std::nullopt;
+    if (!decision) {
       rerun_ = true;
       return Status::success();
     }
