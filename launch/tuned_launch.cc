@@ -147,7 +147,7 @@ private:
       return entries.error();
     if (entries->empty()) {
       why_ = "no tuned module makes this first decision (a new or changed module, other "
-             "flags, or one tune left out)";
+             "flags, or one tune left at clang's own decisions)";
       return Status::success();
     }
     std::string tunedAt = entries->front().opt;

@@ -98,6 +98,8 @@ class FunctionSearch:
     queue: list[tuple[int, int]]
     kept: int = 0
     tried: int = 0
+    #: `kept` when the current pass over this function began
+    pass_kept: int = 0
     #: step -> how much the incumbent's departure there lowered the function's score
     gains: dict[int, float] = field(default_factory=dict)
 
@@ -186,6 +188,18 @@ class ModuleSearch:
 
     def done(self) -> bool:
         return self.started and not any(f.queue for f in self.functions.values())
+
+    def next_pass(self) -> bool:
+        """Once every queue is empty: queues again, from their first step, the functions
+        whose incumbent changed during the pass that ended (a function's cost depends only
+        on its own decisions, so the others have nothing new to try). Whether any was."""
+        again = False
+        for f in self.functions.values():
+            if f.kept > f.pass_kept:
+                f.pass_kept = f.kept
+                f.requeue(-1, self.poisoned_only)
+                again = again or bool(f.queue)
+        return again
 
     def abandon(self) -> None:
         """Drops every trial left (after an episode failed: the module is done)."""

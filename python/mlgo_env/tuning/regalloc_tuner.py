@@ -2,7 +2,9 @@
 
 The search is mlgo_env.tuning.regalloc_search's: one episode tries one departure in every
 function of the module at once (a function's spill/reload cost depends only on its own
-decisions), keeping per function the trials that lower its cost. Clang-22 does not send
+decisions), keeping per function the trials that lower its cost. When every queue is empty,
+the functions whose incumbent changed are searched again from their first step (another
+pass), until a pass changes none. Clang-22 does not send
 its own eviction decision, so the search starts from the host's emulation of it; a module
 whose best still costs at least clang's own gets no table entry, and a build compiles it
 with clang's own decisions.
@@ -46,7 +48,11 @@ class RegallocTuner(ModuleTuner):
         self.best_score = self.search.best
 
     def done(self) -> bool:
-        return self.search is not None and self.search.done()
+        """Nothing left to try: every queue empty, and the last pass changed no function
+        (a pass that did queues those functions again)."""
+        if self.search is None or not self.search.done() or self.failure is not None:
+            return self.search is not None and self.search.done()
+        return not self.search.next_pass()
 
     def has_decisions(self) -> bool:
         return self.search is None or not self.search.started or any(
