@@ -84,7 +84,7 @@ def fetch(package: str, work: str) -> str:
 
 
 def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: str,
-          wrap: list[str] | None = None) -> None:
+          wrap: list[str] | None = None, check: bool = True) -> int:
     """Copies the tree to `where`, configures with clang-22 (None: with the CC that `wrap`
     sets) and makes with `cc` as CC (None: the configured one)."""
     shutil.rmtree(where, ignore_errors=True)
@@ -97,7 +97,7 @@ def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: st
         steps = " && ".join([" ".join(recipe["configure"]), " ".join(make)])
     else:
         steps = " ".join(make + [f"CFLAGS={opt}", f"MOREFLAGS={opt}"])
-    run((wrap or []) + ["sh", "-c", steps], where, env, log)
+    return run((wrap or []) + ["sh", "-c", steps], where, env, log, check)
 
 
 def linked(root: str) -> dict[str, int]:
@@ -175,8 +175,16 @@ def main() -> int:
     t0 = time.perf_counter()
     corpus, tuning = os.path.join(work, "corpus"), os.path.join(work, "tuning")
     if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
-        build(recipe, tree, os.path.join(work, "capture"), opt, None, os.path.join(logs, "capture"),
-              [MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"])
+        # corpus build fails when some objects could not be extracted (zlib renames its
+        # shared objects); the corpus of the others is still written and used.
+        code = build(recipe, tree, os.path.join(work, "capture"), opt, None,
+                     os.path.join(logs, "capture"),
+                     [MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"], check=False)
+        if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
+            raise SystemExit(f"bench/tune: capturing failed (log: {logs}/capture)")
+        if code != 0:
+            say(f"capture: corpus build exited {code}; its corpus holds what it could extract "
+                f"(log: {logs}/capture)")
     say(f"captured {corpus} ({time.perf_counter() - t0:.0f} s)")
     t0 = time.perf_counter()
     tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
