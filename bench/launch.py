@@ -62,11 +62,13 @@ def fetch(package: str, work: str) -> str:
 class Recipe:
     """How a package configures (not timed) and builds (timed)."""
 
-    def __init__(self, package: str, jobs: int):
-        self.package, self.jobs = package, jobs
+    def __init__(self, package: str, jobs: int, cflags: str = ""):
+        self.package, self.jobs, self.cflags = package, jobs, cflags
 
     def configure(self, tree: str, build: str, launcher: list[str] | None) -> None:
         env = dict(os.environ, CC="clang-22", CXX="clang++-22")
+        if self.cflags:  # the level a tuning table was made at, on both sides
+            env.update(CFLAGS=self.cflags, CXXFLAGS=self.cflags)
         if self.package == "zlib":
             shutil.copytree(tree, build, symlinks=True)
             subprocess.run(["./configure", "--static"], cwd=build, env=env, check=True,
@@ -143,6 +145,8 @@ def main() -> int:
     p.add_argument("--launcher", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch"))
     p.add_argument("--mlgo-env", default=os.path.join(CHECKOUT, "build", "src", "mlgo-env"))
     p.add_argument("--work", default="/tmp/mlgo-bench-launch")
+    p.add_argument("--cflags", default="", help="CFLAGS/CXXFLAGS of both builds (a tuning "
+                                                "table applies only at its level, e.g. -Oz)")
     p.add_argument("--tuning", help="launch with this tuning table (python -m mlgo_env.tune) "
                                     "instead of the zero-shift policy; objects then differ")
     p.add_argument("--via-mlgo-env", action="store_true",
@@ -157,7 +161,7 @@ def main() -> int:
     policy = os.path.join(a.work, "zero-shift.json")
     save_policy(zero_shift_policy(), policy)
     tree = fetch(a.package, a.work)
-    recipe = Recipe(a.package, a.jobs)
+    recipe = Recipe(a.package, a.jobs, a.cflags)
     how = [f"--tuning={a.tuning}", "--no-log"] if a.tuning else [f"--policy={policy}"]
     launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + how + ["--"]
     scratch = os.path.join(a.work, "tmp")
