@@ -15,12 +15,15 @@
 
 #include "mlgo/launch/compile_args.h"
 #include "mlgo/launch/launcher.h"
+#include "mlgo/launch/thinlto_jobs.h"
 #include "mlgo/launch/tuned_launch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <filesystem>
 #include <optional>
 
@@ -33,6 +36,8 @@ struct LaunchFlags {
   std::string tuning;
   std::string log;
   bool noLog = false;
+  std::string thinltoJobs;
+  unsigned jobs = 0;
   double compileTimeoutSeconds = 600;
   bool explain = false;
 };
@@ -75,13 +80,30 @@ int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
   return outcome->outcome.exitCode;
 }
 
+/// lld's Distributed ThinLTO jobs (mlgo/launch/thinlto_jobs.h).
+int runThinLtoJobs(const LaunchFlags& flags) {
+  std::signal(SIGPIPE, SIG_IGN);
+  support::CleanupScope scope;
+  InterruptGuard interrupts("mlgo-env launch", scope);
+  unsigned parallel = flags.jobs ? flags.jobs : std::max(1u, std::thread::hardware_concurrency());
+  Status st = launch::runThinLtoJobs(flags.thinltoJobs, parallel, scope);
+  if (!st.ok()) {
+    if (!scope.cleanupBegan())
+      say(st.error().message());
+    return 1;
+  }
+  return 0;
+}
+
 int runLaunch(LaunchFlags& flags) {
+  if (!flags.thinltoJobs.empty())
+    return runThinLtoJobs(flags);
   auto& options = flags.options;
   if (options.command.empty()) {
     say("no compiler: use mlgo-env launch --policy=FILE|--tuning=DIR -- COMPILER ARGS...");
     return 2;
   }
-  if (flags.policy.empty() && flags.tuning.empty()) {
+  if (flags.policy.empty() && flags.tuning.empty()) {  // --thinlto-jobs returned above
     say("give --policy=FILE, --tuning=DIR, or both (the policy then answers what the "
         "table does not have)");
     return 2;
@@ -137,6 +159,10 @@ void addLaunchOptions(CLI::App* launch, LaunchFlags& flags) {
   launch->add_option("--log", flags.log,
                      "with --tuning: where each compile's line goes (default: DIR/launch.log)");
   launch->add_flag("--no-log", flags.noLog, "with --tuning: write no log line");
+  launch->add_option("--thinlto-jobs", flags.thinltoJobs,
+                     "run the backend jobs lld's Distributed ThinLTO wrote to this file "
+                     "(-fthinlto-distributor=mlgo-env-launch -Xthinlto-distributor=--thinlto-jobs)");
+  launch->add_option("--jobs", flags.jobs, "with --thinlto-jobs: jobs at once (default: cores)");
   launch->add_option("--problem", flags.options.problem,
                      "inlining | regalloc (default: the policy's problem)");
   launch

@@ -1,0 +1,111 @@
+//===- launch/thinlto_jobs.cc - lld's ThinLTO backend jobs, run -------------===//
+#include "mlgo/launch/thinlto_jobs.h"
+
+#include "mlgo/support/subprocess.h"
+
+#include <llvm/Support/JSON.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace mlgo::launch {
+namespace {
+
+Error bad(const std::filesystem::path& file, const std::string& what) {
+  return makeError(ErrorCode::kInvalidArgument, "ThinLTO job file '{}': {}", file.string(),
+                   what);
+}
+
+/// The strings of `array`; false when it is missing or holds anything else.
+bool strings(const llvm::json::Array* array, std::vector<std::string>& out) {
+  if (!array)
+    return false;
+  for (const auto& v : *array) {
+    auto s = v.getAsString();
+    if (!s)
+      return false;
+    out.push_back(s->str());
+  }
+  return true;
+}
+
+} // namespace
+
+Result<std::vector<std::vector<std::string>>> readThinLtoJobs(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return makeError(ErrorCode::kIo, "ThinLTO job file '{}': cannot be read", file.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto value = llvm::json::parse(text.str());
+  if (!value)
+    return bad(file, "not JSON: " + llvm::toString(value.takeError()));
+  const auto* root = value->getAsObject();
+  const auto* common = root ? root->getObject("common") : nullptr;
+  const auto* jobs = root ? root->getArray("jobs") : nullptr;
+  std::vector<std::string> prefix;
+  if (!common || !jobs || !strings(common->getArray("args"), prefix) || prefix.empty())
+    return bad(file, "needs common.args (the compiler first) and a jobs list");
+  std::vector<std::vector<std::string>> out;
+  for (const auto& job : *jobs) {
+    std::vector<std::string> command = prefix;
+    const auto* object = job.getAsObject();
+    if (!object || !strings(object->getArray("args"), command))
+      return bad(file, "a job without an args list of strings");
+    out.push_back(std::move(command));
+  }
+  return out;
+}
+
+Status runThinLtoJobs(const std::filesystem::path& file, unsigned parallel,
+                      support::CleanupScope& scope) {
+  auto commands = readThinLtoJobs(file);
+  if (!commands.ok())
+    return commands.error();
+  parallel = std::clamp(parallel, 1u, 8u); // waitReadable watches at most 8
+  std::vector<std::pair<std::unique_ptr<support::Subprocess>, std::string>> running;
+  std::optional<Error> failure;
+  auto reapOne = [&] {
+    for (;;) {
+      for (size_t i = 0; i < running.size(); ++i) {
+        if (!running[i].first->tryReap())
+          continue;
+        const auto& exit = *running[i].first->exitStatus();
+        if (!exit.success() && !failure)
+          failure = makeError(ErrorCode::kIo, "ThinLTO backend job '{}' {}", running[i].second,
+                              exit.describe());
+        running.erase(running.begin() + static_cast<long>(i));
+        return;
+      }
+      std::vector<int> fds;
+      for (const auto& r : running)
+        fds.push_back(r.first->exitFd());
+      (void)support::waitReadable(fds, support::Clock::now() + std::chrono::milliseconds(50));
+    }
+  };
+  for (auto& command : *commands) {
+    if (failure)
+      break;
+    while (running.size() >= parallel)
+      reapOne();
+    std::string label = command.back(); // the job's output (its args end with -o OUTPUT)
+    support::SpawnOptions spawn;
+    spawn.argv = std::move(command);
+    spawn.inheritOutput = true;
+    auto child = support::Subprocess::spawn(scope, spawn);
+    if (!child.ok()) {
+      failure = child.error().withContext("ThinLTO backend job '" + label + "'");
+      break;
+    }
+    running.emplace_back(std::move(*child), std::move(label));
+  }
+  while (!running.empty())
+    reapOne();
+  if (failure)
+    return *failure;
+  return Status::success();
+}
+
+} // namespace mlgo::launch
