@@ -355,5 +355,66 @@ class TunedRegalloc(unittest.TestCase):
             shutil.rmtree(d, ignore_errors=True)
 
 
+THINLTO_A = """int helper(int x);
+int twice(int x);
+static int sq(int x) { return x * x; }
+struct V { int a, b; int sum() const { return a + b; } };
+int main(int argc, char**) { V v{argc, 2}; return helper(argc) + sq(argc) + v.sum() + twice(argc); }
+"""
+THINLTO_B = """int helper(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * x; return s; }
+int twice(int x) { return helper(x) * 2 + helper(x + 1); }
+"""
+#: the backend command lld-22's Distributed ThinLTO gives each job (after the compiler)
+BACKEND = ["-c", "--target=x86_64-pc-linux-gnu", "-O2", "-faddrsig", "-ffunction-sections",
+           "-fdata-sections", "-fpic", "-Wno-unused-command-line-argument"]
+
+
+@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CXX and shutil.which("ld.lld-22"),
+                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang++-22/lld-22 missing")
+class TunedThinLto(unittest.TestCase):
+    """ThinLTO: the modules lld's backends compile (captured with --save-temps=import) are
+    tuned; a link with Distributed ThinLTO runs each backend compile through the launcher
+    (mlgo-env-launch --thinlto-jobs as the distributor, --tuning as the remote compiler)."""
+
+    def test_distributed_thinlto_backends_get_their_tuned_decisions(self):
+        d = tempfile.mkdtemp(prefix="mlgo-tune-thinlto-")
+        try:
+            for name, text in (("a.cpp", THINLTO_A), ("b.cpp", THINLTO_B)):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            run = lambda *cmd: subprocess.run(cmd, cwd=d, check=True, capture_output=True,  # noqa: E731
+                                              text=True, timeout=600)
+            run(CXX, "-Oz", "-flto=thin", "-c", "a.cpp", "b.cpp")
+            run(CXX, "-Oz", "-flto=thin", "-fuse-ld=lld", "-Wl,--save-temps=import",
+                "-Wl,--thinlto-emit-index-files", "a.o", "b.o", "-o", "plain")
+            corpus, tuning = os.path.join(d, "corpus"), os.path.join(d, "tuning")
+            run(MLGO_ENV, "corpus", "extract", "--input_type=directory", f"--input={d}",
+                "--thinlto_build=local", f"--cmd_override={' '.join(BACKEND)}",
+                f"--output_dir={corpus}")
+            tune(TuneOptions("inlining", corpus, tuning, minutes=0.3, workers=2,
+                             progress_every=0), lambda _: None)
+            entries = {e.module: e for e in read_entries(tuning)}
+            self.assertTrue(any(e.tuned_score < e.default_score for e in entries.values()))
+            log = os.path.join(d, "launch.log")
+            prepend = [f"--tuning={tuning}", f"--log={log}", "--", shutil.which("clang-22")]
+            run(CXX, "-Oz", "-flto=thin", "-fuse-ld=lld",
+                f"-fthinlto-distributor={MLGO_ENV_LAUNCH}", "-Xthinlto-distributor=--thinlto-jobs",
+                f"-Wl,--thinlto-remote-compiler={MLGO_ENV_LAUNCH}",
+                *[f"-Wl,--thinlto-remote-compiler-prepend-arg={a}" for a in prepend],
+                "-Wl,--thinlto-remote-compiler-arg=-x", "-Wl,--thinlto-remote-compiler-arg=ir",
+                "a.o", "b.o", "-o", "tuned")
+            outcome = {r["source"]: r for r in log_lines(log)}
+            self.assertEqual(set(outcome), {"a.o", "b.o"})
+            tuned = {r["module"] for r in outcome.values() if r["outcome"] == "tuned"}
+            self.assertEqual(tuned, set(entries), outcome)
+            codes = [subprocess.run([os.path.join(d, p)], check=False).returncode
+                     for p in ("plain", "tuned")]
+            self.assertEqual(codes[0], codes[1])
+            self.assertLess(text_bytes(os.path.join(d, "tuned")),
+                            text_bytes(os.path.join(d, "plain")))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     unittest.main()

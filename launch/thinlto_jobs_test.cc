@@ -1,0 +1,58 @@
+//===- launch/thinlto_jobs_test.cc - lld's ThinLTO job files ----------------===//
+#include "mlgo/launch/thinlto_jobs.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace mlgo::launch {
+namespace {
+
+std::filesystem::path write(const std::string& name, const std::string& text) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("mlgo-thinlto-jobs-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ThinLtoJobsTest, EachJobIsTheCommonArgumentsThenItsOwn) {
+  auto path = write("ok.json", R"({"common": {"linker_output": "p", "args": ["cc", "-c", "-O2"],
+    "inputs": []}, "jobs": [{"args": ["a.o", "-o", "a.native.o"], "inputs": ["a.o"],
+    "outputs": ["a.native.o"]}, {"args": ["b.o", "-o", "b.native.o"]}]})");
+  auto jobs = readThinLtoJobs(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(jobs.ok()) << jobs.error().message();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[1], (std::vector<std::string>{"cc", "-c", "-O2", "b.o", "-o", "b.native.o"}));
+}
+
+TEST(ThinLtoJobsTest, RefusesWhatIsNotAJobFileNamingIt) {
+  for (const char* text : {"{", R"({"jobs": []})", R"({"common": {"args": []}, "jobs": []})",
+                           R"({"common": {"args": ["cc"]}, "jobs": [{"args": [1]}]})"}) {
+    auto path = write("bad.json", text);
+    auto jobs = readThinLtoJobs(path);
+    std::filesystem::remove(path);
+    ASSERT_FALSE(jobs.ok()) << text;
+    EXPECT_NE(jobs.error().message().find(path.string()), std::string::npos);
+  }
+  EXPECT_FALSE(readThinLtoJobs("/nonexistent/jobs.json").ok());
+}
+
+TEST(ThinLtoJobsTest, RunsTheJobsAndNamesOneThatFails) {
+  support::CleanupScope scope;
+  auto ok = write("run.json", R"({"common": {"args": ["true"]}, "jobs": [{"args": ["-o", "x"]},
+    {"args": ["-o", "y"]}, {"args": ["-o", "z"]}]})");
+  EXPECT_TRUE(runThinLtoJobs(ok, 2, scope).ok());
+  auto bad = write("fail.json", R"({"common": {"args": ["false"]}, "jobs": [{"args": ["-o", "q.o"]}]})");
+  Status st = runThinLtoJobs(bad, 2, scope);
+  std::filesystem::remove(ok);
+  std::filesystem::remove(bad);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("'q.o'"), std::string::npos) << st.error().message();
+}
+
+} // namespace
+} // namespace mlgo::launch
