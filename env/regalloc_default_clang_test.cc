@@ -5,7 +5,7 @@
 /// compile on most functions and its total within 0.5%; truncated episodes
 /// finish with the same policy.
 ///
-/// Measured (scripts/bench_regalloc_default.py): 95.2% of 271 functions
+/// Measured (bench/regalloc_default.py): 95.2% of 271 functions
 /// identical, 89.9% of the 129 that make decisions; total ratio 0.99985.
 /// The thresholds below are those figures rounded down, so a regression of
 /// the emulation fails here.

@@ -73,7 +73,7 @@ TEST(DefaultEvictionTest, Rule2UnspillableRanges) {
 // column reads NaN and takes every other weight, the live range's own
 // included, down to 0 (clang divides by an infinite maximum). No weight order
 // is left, so nothing qualifies and the emulation evicts nothing, whatever
-// clang would have done (scripts/regalloc_poisoned_steps.py counts these).
+// clang would have done (research/regalloc_poisoned_steps.py counts these).
 TEST(DefaultEvictionTest, APoisonedStepEvictsNothing) {
   EvictionColumns c = columns();
   c.weight = {kNaN, 0, 0, 0, 0};

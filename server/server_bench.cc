@@ -14,7 +14,7 @@
 ///     sizes (agent -> relay -> compiler -> relay -> agent over pipes,
 ///     blocking I/O, no parsing): the floor for any host; prints both
 ///     medians and their ratio (target: the server within 2x of it, as the serving issue set it);
-///  5. runs scripts/bench_server_client.py for the Python client's steps/s.
+///  5. runs bench/server_client.py for the Python client's steps/s.
 ///
 /// Usage: bench_server_step [episodes=20].
 ///
@@ -378,7 +378,7 @@ void benchProblem(const Setup& setup, int episodes) {
               sizes.observation, sizes.reply, relayTrip, relay.size(), serverTrip / relayTrip);
   // Debian's interpreter, which has numpy (docs/python.md); a PATH python3 may not.
   std::string command = std::string("/usr/bin/python3 ") + MLGO_SOURCE_DIR +
-                        "/scripts/bench_server_client.py --connect unix:" + server.socketPath() +
+                        "/bench/server_client.py --connect unix:" + server.socketPath() +
                         " --episodes " + std::to_string(std::max(3, episodes / 2));
   std::fflush(stdout);
   if (std::getenv("MLGO_BENCH_LAUNCHER") != nullptr)

@@ -67,7 +67,7 @@ struct ProblemOptions {
   /// features (li_size, stage, weight), which cannot reproduce clang's
   /// default priority (it also uses whether the range is local to a block,
   /// its start, hints and the register class's priority). One of
-  /// kPriorityFallbacks; scripts/bench_priority_fallbacks.py measures them.
+  /// kPriorityFallbacks; bench/priority_fallbacks.py measures them.
   std::string priorityFallback = "weight";
   /// regalloc-priority: the answer of the `constant` fallback.
   double constantPriority = 1.0;

@@ -50,7 +50,7 @@
 /// infinity) clang's normalisation leaves that column NaN and every other
 /// weight, the allocated range's own included, 0 - the step has no weight
 /// order, rule 2 never holds, and the emulation evicts nothing where clang
-/// may evict (scripts/regalloc_poisoned_steps.py counts such steps); also
+/// may evict (research/regalloc_poisoned_steps.py counts such steps); also
 /// cascades of equal number, and on targets other than x86-64 a cost-per-use
 /// limit. docs/regalloc.md ("The default decision") says how close it comes.
 ///
