@@ -37,3 +37,25 @@ def test_rerun_is_incremental_and_a_changed_module_is_tuned_again(tmp_path):
     third = tune(o, lambda _: None)
     assert third.searched == 1 and third.skipped == 1
     assert {e.module for e in read_entries(str(out))} == set(MODULES)
+
+
+def test_a_budget_that_ends_among_the_starts_records_the_best_start(tmp_path):
+    """A module whose search never got past the one-number starts still gets its best start
+    recorded (the record episode replays it)."""
+    from mlgo_env.tuning.inlining_tuner import InliningTuner
+    from mlgo_env.tuning.session import make_env_factory
+    _, demo = demo_corpus()
+    o = TuneOptions("inlining", demo, str(tmp_path / "t"))
+    env = make_env_factory(o, InliningTuner.env_options)()
+    try:
+        space = env.observation_space
+        t = InliningTuner("sha256.o", list(getattr(space, "spaces", space).keys()), None)
+        t.play(env)
+        t.play(env)  # two of the five starts
+        assert t.search is None and t.best_score is not None
+        from mlgo_env import episodes as ep
+        result = ep.play_episode(env, "sha256.o", t.decider())
+        assert result.policy_score == t.best_score
+        assert t.state()["shift"] in (None, -20.0)
+    finally:
+        env.close()

@@ -182,13 +182,17 @@ class InliningTuner(ModuleTuner):
         return self.decisions != 0
 
     def decider(self) -> ep.Decide:
-        assert self.search is not None
+        if self.search is None:  # the budget ended among the starts: the best one so far
+            if self._best_start is None:
+                raise RuntimeError(f"{self.module}: no episode was played")
+            return search.GroupPlayer(self.names, frozenset(), self._best_start[0])
         return search.GroupPlayer(self.names, self.search.flipped, self.search.shift,
                                   self.steps)
 
     def state(self) -> dict[str, Any]:
         s = self.search
-        return {"shift": s.shift if s else None,
+        start = self._best_start[0] if self._best_start else None
+        return {"shift": s.shift if s else start,
                 "flipped": sorted(s.flipped) if s else [],
                 "tried": sorted(s.tried) if s else [],
                 "queue": list(s.queue) if s else [],

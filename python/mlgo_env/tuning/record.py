@@ -71,7 +71,10 @@ def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
                 save_state(o.output, t.module, st)
             continue
         if st.get("entry") is None or st.get("recorded_score") != t.best_score:
-            todo.append((t, st, Recorder(t.decider(), identity_features(t.features))))
+            try:
+                todo.append((t, st, Recorder(t.decider(), identity_features(t.features))))
+            except RuntimeError as e:  # nothing to record: the module gets no entry
+                say(f"tune: {t.module}: no table entry: {e}")
     if not todo:
         return
     outcomes = runner.play_outcomes([(t.module, rec) for t, _, rec in todo])
