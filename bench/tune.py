@@ -9,7 +9,9 @@ Steps (each printed with its wall time): fetch the source (`apt-get source`, onc
 its modules with `mlgo-env corpus build` around the package's own configure and make; tune
 them; build it plainly and with `mlgo-env-launch --tuning=DIR` (configured alike, the
 launcher given as make's CC), each with its own build system; run the package's own tests
-on both. Then side by side: the per-module sums tune reported (and the mean per-module
+on both. C++ packages with the `cmake-thinlto` recipe are shared libraries built with
+-flto=thin and lld: captured with `--save-temps=import`, linked plainly and with Distributed
+ThinLTO running the backends through the launcher (docs/tuning.md). Then side by side: the per-module sums tune reported (and the mean per-module
 reward), each linked executable's and shared library's executable bytes (SHF_EXECINSTR
 sections), the tests' exit codes, and what the launcher's log says. For --problem=regalloc,
 also the package's workload (--rounds runs each way, alternating, median wall) and its
@@ -53,6 +55,9 @@ RECIPES = {
               "workload": []},
     "expat": {"configure": ["./configure", "--without-docbook"], "check": ["make", "check"],
               "workload": []},
+    # C++ shared libraries with ThinLTO (CMake; lld's backends through the launcher with
+    # Distributed ThinLTO, docs/tuning.md)
+    "double-conversion": {"kind": "cmake-thinlto", "check": ["ctest", "-j2"], "workload": []},
     "lz4": {"configure": None, "check": ["make", "-C", "tests", "test-lz4-basic"],
             "workload": [("compress", ["{build}/programs/lz4", "-9", "-c", "{data}"]),
                          ("decompress", ["{build}/programs/lz4", "-d", "-c", "{data}.lz4"])]},
@@ -100,10 +105,75 @@ def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: st
     return run((wrap or []) + ["sh", "-c", steps], where, env, log, check)
 
 
+#: the command lld-22's Distributed ThinLTO gives each backend job, after the compiler
+THINLTO_BACKEND = ("-c --target=x86_64-pc-linux-gnu -O2 -faddrsig -ffunction-sections "
+                   "-fdata-sections -fpic -Wno-unused-command-line-argument")
+
+
+def cmake_thinlto(tree: str, where: str, opt: str, link: str, log: str) -> None:
+    """Configures (shared libraries, tests on, `opt -flto=thin`) and builds with ninja,
+    `link` as the linker flags."""
+    shutil.rmtree(where, ignore_errors=True)
+    flags = f"{opt} -flto=thin"
+    run(["cmake", "-S", tree, "-B", where, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=None",
+         "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
+         "-DBUILD_SHARED_LIBS=ON", "-DBUILD_TESTING=ON", f"-DCMAKE_C_FLAGS={flags}",
+         f"-DCMAKE_CXX_FLAGS={flags}", f"-DCMAKE_SHARED_LINKER_FLAGS={link}",
+         f"-DCMAKE_EXE_LINKER_FLAGS={link}"], tree, log=log)
+    run(["ninja", "-C", where, f"-j{os.cpu_count() or 2}"], where, log=log)
+
+
+def thinlto_link(tuning: str) -> str:
+    """Linker flags running lld's backends through the launcher with `tuning`."""
+    prepend = [f"--tuning={tuning}", "--", shutil.which("clang-22") or "clang-22"]
+    return " ".join([f"-fuse-ld=lld -fthinlto-distributor={LAUNCH}",
+                     "-Xthinlto-distributor=--thinlto-jobs",
+                     f"-Wl,--thinlto-remote-compiler={LAUNCH}"] +
+                    [f"-Wl,--thinlto-remote-compiler-prepend-arg={a}" for a in prepend] +
+                    ["-Wl,--thinlto-remote-compiler-arg=-x", "-Wl,--thinlto-remote-compiler-arg=ir"])
+
+
+def capture(recipe: dict, tree: str, work: str, opt: str, corpus: str, logs: str) -> None:
+    """The package's modules into `corpus`: embedded bitcode through `corpus build`, or for
+    ThinLTO the modules lld's backends compile (`--save-temps=import`)."""
+    if recipe.get("kind") == "cmake-thinlto":
+        where = os.path.join(work, "capture")
+        cmake_thinlto(tree, where, opt, "-fuse-ld=lld -Wl,--save-temps=import "
+                      "-Wl,--thinlto-emit-index-files", os.path.join(logs, "capture"))
+        run([MLGO_ENV, "corpus", "extract", "--input_type=directory", f"--input={where}",
+             "--thinlto_build=local", f"--cmd_override={THINLTO_BACKEND}",
+             f"--output_dir={corpus}"], work, log=os.path.join(logs, "capture"))
+        return
+    # corpus build fails when some objects could not be extracted (zlib renames its
+    # shared objects); the corpus of the others is still written and used.
+    code = build(recipe, tree, os.path.join(work, "capture"), opt, None,
+                 os.path.join(logs, "capture"),
+                 [MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"], check=False)
+    if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
+        raise SystemExit(f"bench/tune: capturing failed (log: {logs}/capture)")
+    if code != 0:
+        say(f"capture: corpus build exited {code}; its corpus holds what it could extract "
+            f"(log: {logs}/capture)")
+
+
+def build_both(recipe: dict, tree: str, builds: dict[str, str], opt: str, tuning: str,
+               logs: str) -> None:
+    """The plain build and the build with the table, by the package's own build system."""
+    if recipe.get("kind") == "cmake-thinlto":
+        cmake_thinlto(tree, builds["plain"], opt, "-fuse-ld=lld", os.path.join(logs, "plain"))
+        cmake_thinlto(tree, builds["tuned"], opt, thinlto_link(tuning),
+                      os.path.join(logs, "tuned"))
+        return
+    build(recipe, tree, builds["plain"], opt, "clang-22", os.path.join(logs, "plain"))
+    build(recipe, tree, builds["tuned"], opt, f"{LAUNCH} --tuning={tuning} -- clang-22",
+          os.path.join(logs, "tuned"))
+
+
 def linked(root: str) -> dict[str, int]:
     """{relative path: executable bytes} of the ELF executables and shared libraries."""
     out = {}
-    for dirpath, _, files in os.walk(root):
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "CMakeFiles"]  # CMake's compiler checks
         for name in files:
             path = os.path.join(dirpath, name)
             if name.endswith((".o", ".a", ".lo")) or os.path.islink(path):
@@ -175,16 +245,7 @@ def main() -> int:
     t0 = time.perf_counter()
     corpus, tuning = os.path.join(work, "corpus"), os.path.join(work, "tuning")
     if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
-        # corpus build fails when some objects could not be extracted (zlib renames its
-        # shared objects); the corpus of the others is still written and used.
-        code = build(recipe, tree, os.path.join(work, "capture"), opt, None,
-                     os.path.join(logs, "capture"),
-                     [MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"], check=False)
-        if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
-            raise SystemExit(f"bench/tune: capturing failed (log: {logs}/capture)")
-        if code != 0:
-            say(f"capture: corpus build exited {code}; its corpus holds what it could extract "
-                f"(log: {logs}/capture)")
+        capture(recipe, tree, work, opt, corpus, logs)
     say(f"captured {corpus} ({time.perf_counter() - t0:.0f} s)")
     t0 = time.perf_counter()
     tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
@@ -200,9 +261,7 @@ def main() -> int:
     log = os.path.join(tuning, "launch.log")
     if os.path.exists(log):
         os.unlink(log)
-    build(recipe, tree, builds["plain"], opt, "clang-22", os.path.join(logs, "plain"))
-    build(recipe, tree, builds["tuned"], opt, f"{LAUNCH} --tuning={tuning} -- clang-22",
-          os.path.join(logs, "tuned"))
+    build_both(recipe, tree, builds, opt, tuning, logs)
     sizes = {side: linked(root) for side, root in builds.items()}
     total = [0, 0]
     for rel in sorted(set(sizes["plain"]) & set(sizes["tuned"])):
