@@ -160,9 +160,10 @@ std::optional<std::string> optLevelOf(std::string_view arg) {
     return "-O1";
   if (v == "s" || v == "z" || v == "fast" || v == "g")
     return std::string(arg);
-  if (!std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (v.size() > 9 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
-  return v.size() == 1 && v[0] <= '3' ? std::string(arg) : std::string("-O3");
+  int level = std::stoi(std::string(v)); // "-O02" is -O2, as for clang
+  return "-O" + std::to_string(std::min(level, 3));
 }
 
 void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,

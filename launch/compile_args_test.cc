@@ -99,6 +99,7 @@ TEST(CompileArgsTest, NamesTheObjectAndTheOptimisationLevel) {
   EXPECT_EQ(classify("-c a.c").optLevel, "-O0");
   EXPECT_EQ(classify("-O -c a.c").optLevel, "-O1");
   EXPECT_EQ(classify("-O9 -c a.c").optLevel, "-O3");
+  EXPECT_EQ(classify("-O02 -c a.c").optLevel, "-O2");
   EXPECT_EQ(classify("-Ofast -c a.c").optLevel, "-Ofast");
   EXPECT_EQ(classify("-c a.c -o a.o -objcmt-migrate-literals").output, "a.o");
 }

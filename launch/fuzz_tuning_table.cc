@@ -1,8 +1,8 @@
 //===- launch/fuzz_tuning_table.cc - libFuzzer target for the table reader -===//
 ///
-/// The first input byte picks the file kind (even: an entries file under the
-/// key of the first 16 hex digits it names, odd: a manifest); the rest is the
-/// file's text. The reader must never crash, hang or leak, and what it
+/// The first input byte picks the file kind (even: an entries file filed
+/// under the key 0123456789abcdef, odd: a manifest); the rest is the file's
+/// text. The reader must never crash, hang or leak, and what it
 /// accepts must hold together: every entry's action count is what it said,
 /// its digests are 64 hex digits filed under the key; a manifest's features
 /// are sorted and distinct.

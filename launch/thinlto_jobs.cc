@@ -33,7 +33,7 @@ bool strings(const llvm::json::Array* array, std::vector<std::string>& out) {
 
 } // namespace
 
-Result<std::vector<std::vector<std::string>>> readThinLtoJobs(const std::filesystem::path& file) {
+Result<std::vector<ThinLtoJob>> readThinLtoJobs(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in)
     return makeError(ErrorCode::kIo, "ThinLTO job file '{}': cannot be read", file.string());
@@ -48,58 +48,71 @@ Result<std::vector<std::vector<std::string>>> readThinLtoJobs(const std::filesys
   std::vector<std::string> prefix;
   if (!common || !jobs || !strings(common->getArray("args"), prefix) || prefix.empty())
     return bad(file, "needs common.args (the compiler first) and a jobs list");
-  std::vector<std::vector<std::string>> out;
+  std::vector<ThinLtoJob> out;
   for (const auto& job : *jobs) {
-    std::vector<std::string> command = prefix;
+    ThinLtoJob j{prefix, {}};
     const auto* object = job.getAsObject();
-    if (!object || !strings(object->getArray("args"), command))
+    if (!object || !strings(object->getArray("args"), j.command))
       return bad(file, "a job without an args list of strings");
-    out.push_back(std::move(command));
+    if (object->getArray("outputs") && !strings(object->getArray("outputs"), j.outputs))
+      return bad(file, "a job whose outputs are not strings");
+    out.push_back(std::move(j));
   }
   return out;
 }
 
 Status runThinLtoJobs(const std::filesystem::path& file, unsigned parallel,
                       support::CleanupScope& scope) {
-  auto commands = readThinLtoJobs(file);
-  if (!commands.ok())
-    return commands.error();
+  auto jobs = readThinLtoJobs(file);
+  if (!jobs.ok())
+    return jobs.error();
   parallel = std::clamp(parallel, 1u, 8u); // waitReadable watches at most 8
-  std::vector<std::pair<std::unique_ptr<support::Subprocess>, std::string>> running;
+  struct Running {
+    std::unique_ptr<support::Subprocess> child;
+    std::string label;
+    std::vector<std::string> outputs;
+  };
+  std::vector<Running> running;
   std::optional<Error> failure;
   auto reapOne = [&] {
     for (;;) {
       for (size_t i = 0; i < running.size(); ++i) {
-        if (!running[i].first->tryReap())
+        if (!running[i].child->tryReap())
           continue;
-        const auto& exit = *running[i].first->exitStatus();
+        const auto& exit = *running[i].child->exitStatus();
         if (!exit.success() && !failure)
-          failure = makeError(ErrorCode::kIo, "ThinLTO backend job '{}' {}", running[i].second,
+          failure = makeError(ErrorCode::kIo, "ThinLTO backend job '{}' {}", running[i].label,
                               exit.describe());
+        for (const auto& output : running[i].outputs) {
+          std::error_code ec;
+          if (exit.success() && !failure && !std::filesystem::exists(output, ec))
+            failure = makeError(ErrorCode::kIo, "ThinLTO backend job '{}' exited 0 but did not "
+                                "write '{}'", running[i].label, output);
+        }
         running.erase(running.begin() + static_cast<long>(i));
         return;
       }
       std::vector<int> fds;
       for (const auto& r : running)
-        fds.push_back(r.first->exitFd());
+        fds.push_back(r.child->exitFd());
       (void)support::waitReadable(fds, support::Clock::now() + std::chrono::milliseconds(50));
     }
   };
-  for (auto& command : *commands) {
+  for (auto& job : *jobs) {
     if (failure)
       break;
     while (running.size() >= parallel)
       reapOne();
-    std::string label = command.back(); // the job's output (its args end with -o OUTPUT)
+    std::string label = job.command.back(); // the job's output (its args end with -o OUTPUT)
     support::SpawnOptions spawn;
-    spawn.argv = std::move(command);
+    spawn.argv = std::move(job.command);
     spawn.inheritOutput = true;
     auto child = support::Subprocess::spawn(scope, spawn);
     if (!child.ok()) {
       failure = child.error().withContext("ThinLTO backend job '" + label + "'");
       break;
     }
-    running.emplace_back(std::move(*child), std::move(label));
+    running.push_back({std::move(*child), std::move(label), std::move(job.outputs)});
   }
   while (!running.empty())
     reapOne();

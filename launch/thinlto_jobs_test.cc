@@ -26,7 +26,9 @@ TEST(ThinLtoJobsTest, EachJobIsTheCommonArgumentsThenItsOwn) {
   std::filesystem::remove(path);
   ASSERT_TRUE(jobs.ok()) << jobs.error().message();
   ASSERT_EQ(jobs->size(), 2u);
-  EXPECT_EQ((*jobs)[1], (std::vector<std::string>{"cc", "-c", "-O2", "b.o", "-o", "b.native.o"}));
+  EXPECT_EQ((*jobs)[1].command,
+            (std::vector<std::string>{"cc", "-c", "-O2", "b.o", "-o", "b.native.o"}));
+  EXPECT_EQ((*jobs)[0].outputs, (std::vector<std::string>{"a.native.o"}));
 }
 
 TEST(ThinLtoJobsTest, RefusesWhatIsNotAJobFileNamingIt) {
@@ -47,6 +49,12 @@ TEST(ThinLtoJobsTest, RunsTheJobsAndNamesOneThatFails) {
     {"args": ["-o", "y"]}, {"args": ["-o", "z"]}]})");
   EXPECT_TRUE(runThinLtoJobs(ok, 2, scope).ok());
   auto bad = write("fail.json", R"({"common": {"args": ["false"]}, "jobs": [{"args": ["-o", "q.o"]}]})");
+  auto silent = write("silent.json", R"({"common": {"args": ["true"]}, "jobs": [{"args": ["-o", "r.o"],
+    "outputs": ["/nonexistent/r.o"]}]})");
+  Status none = runThinLtoJobs(silent, 2, scope);
+  std::filesystem::remove(silent);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("did not write '/nonexistent/r.o'"), std::string::npos);
   Status st = runThinLtoJobs(bad, 2, scope);
   std::filesystem::remove(ok);
   std::filesystem::remove(bad);

@@ -12,6 +12,7 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -157,21 +158,54 @@ private:
                          tuned_.optLevel);
       return Status::success();
     }
+    size_t candidates = entries->size();
     entry_ = pick(std::move(*entries));
+    if (!entry_) {
+      why_ = fmt::format("{} tuned modules make this first decision and the object path "
+                         "'{}' does not tell them apart",
+                         candidates, tuned_.output);
+      return Status::success();
+    }
     identity_.emplace(std::move(*StreamIdentity::create(*session.header(),
                                                         tuned_.table->manifest().features)));
     return Status::success();
   }
 
-  /// Of several entries, the one whose module the object path ends with.
-  TuningEntry pick(std::vector<TuningEntry> entries) const {
-    for (auto& e : entries) {
-      const std::string& out = tuned_.output;
-      if (out.size() >= e.module.size() &&
-          out.compare(out.size() - e.module.size(), e.module.size(), e.module) == 0)
-        return std::move(e);
+  /// Of several entries, the one whose module name shares the most trailing
+  /// path components with the object path (a build may name objects relative
+  /// to another directory than the corpus did). A tie between entries that
+  /// would answer differently: none (the path cannot tell them apart).
+  std::optional<TuningEntry> pick(std::vector<TuningEntry> entries) const {
+    if (entries.size() == 1)
+      return std::move(entries.front());
+    std::vector<size_t> shared;
+    for (const auto& e : entries)
+      shared.push_back(sharedTail(e.module, tuned_.output));
+    size_t most = *std::max_element(shared.begin(), shared.end());
+    const TuningEntry* chosen = nullptr;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (shared[i] != most)
+        continue;
+      if (chosen && (chosen->actions != entries[i].actions || chosen->stream != entries[i].stream))
+        return std::nullopt;
+      chosen = chosen ? chosen : &entries[i];
     }
-    return std::move(entries.front());
+    return *chosen;
+  }
+
+  /// How many trailing '/'-separated components `a` and `b` have in common.
+  static size_t sharedTail(std::string_view a, std::string_view b) {
+    size_t count = 0;
+    while (!a.empty() && !b.empty()) {
+      std::string_view x = a.substr(a.rfind('/') == std::string_view::npos ? 0 : a.rfind('/') + 1);
+      std::string_view y = b.substr(b.rfind('/') == std::string_view::npos ? 0 : b.rfind('/') + 1);
+      if (x != y)
+        break;
+      ++count;
+      a.remove_suffix(std::min(a.size(), x.size() + 1));
+      b.remove_suffix(std::min(b.size(), y.size() + 1));
+    }
+    return count;
   }
 
   Status replay(env::CompilerSession& session, const env::Observation& observation) {
@@ -304,6 +338,7 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     answerer.checkEnd();
   }
   result.why = answerer.why();
+  result.module = answerer.module();
   if (answerer.rerun() && !result.outcome.error) {
     auto again = runFallback(options, source, tuned, scope);
     if (!again.ok())
@@ -312,7 +347,6 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     return result;
   }
   result.tuned = answerer.tuned();
-  result.module = answerer.module();
   if (!answerer.asked())
     result.why.clear(); // Nothing to decide (no call site, or clang never asked): plain.
   return result;

@@ -126,8 +126,8 @@ Result<TuningManifest> parseManifest(std::string_view text, const std::string& w
   auto size = clang->getInteger("size");
   auto mtime = clang->getInteger("mtime_ns");
   auto version = clang->getString("version");
-  if (!path || !size || !mtime || !version)
-    return bad(where, "'clang' needs path, size, mtime_ns and version");
+  if (!path || !size || !mtime || !version || *size < 0)
+    return bad(where, "'clang' needs path, size (not negative), mtime_ns and version");
   manifest.compiler = {path->str(), static_cast<uint64_t>(*size), *mtime, version->str()};
   auto modules = object->getInteger("modules");
   if (!modules || *modules < 0)
@@ -172,7 +172,10 @@ Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) 
   std::string key(firstHex.substr(0, 16));
   auto path = dir_ / "modules" / (key + ".json");
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
+  bool present = std::filesystem::exists(path, ec);
+  if (ec)
+    return makeError(ErrorCode::kIo, "tuning file '{}': {}", path.string(), ec.message());
+  if (!present)
     return std::vector<TuningEntry>{};
   auto text = readText(path);
   if (!text.ok())

@@ -93,4 +93,5 @@ def test_opt_level_reads_as_the_launcher_does():
     assert ident.opt_level(["-cc1", "-Oz", "-emit-obj"]) == "-Oz"
     assert ident.opt_level(["-O2", "-c", "-O"]) == "-O1"
     assert ident.opt_level(["-O9"]) == "-O3"
+    assert ident.opt_level(["-O02"]) == "-O2"
     assert ident.opt_level(["-c", "x.c"]) == "-O0"

@@ -162,7 +162,7 @@ void addLaunchOptions(CLI::App* launch, LaunchFlags& flags) {
   launch->add_option("--thinlto-jobs", flags.thinltoJobs,
                      "run the backend jobs lld's Distributed ThinLTO wrote to this file "
                      "(-fthinlto-distributor=mlgo-env-launch -Xthinlto-distributor=--thinlto-jobs)");
-  launch->add_option("--jobs", flags.jobs, "with --thinlto-jobs: jobs at once (default: cores)");
+  launch->add_option("--jobs", flags.jobs, "with --thinlto-jobs: jobs at once (default: cores; at most 8)");
   launch->add_option("--problem", flags.options.problem,
                      "inlining | regalloc (default: the policy's problem)");
   launch

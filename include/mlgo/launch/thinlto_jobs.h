@@ -18,10 +18,13 @@
 /// decisions of its module (docs/tuning.md). `mlgo-env-launch
 /// --thinlto-jobs=FILE [--jobs=N]` is this distributor.
 ///
-/// Runs up to `parallel` (1 to 8) jobs at once, each in its own process group
-/// registered in `scope`, output inherited; blocks until all ended. Errors:
-/// kInvalidArgument for a file that is not such a description (naming it),
-/// kIo naming the first job (its output) that failed or could not start.
+/// Runs up to `parallel` jobs at once (clamped to 1..8), each in its own
+/// process group registered in `scope`, output inherited; blocks until all
+/// ended (no deadline of its own: lld waits for the distributor, and each
+/// compile through the launcher has the launcher's). Errors: kInvalidArgument
+/// for a file that is not such a description (naming it), kIo naming the
+/// first job (its output) that failed, could not start, or exited 0 without
+/// writing one of its `outputs`.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_LAUNCH_THINLTO_JOBS_H
@@ -36,8 +39,13 @@
 
 namespace mlgo::launch {
 
-/// The commands of a job file, one per job.
-Result<std::vector<std::vector<std::string>>> readThinLtoJobs(const std::filesystem::path& file);
+struct ThinLtoJob {
+  std::vector<std::string> command; ///< common.args, then the job's args.
+  std::vector<std::string> outputs; ///< What it must have written (may be empty).
+};
+
+/// The jobs of a job file.
+Result<std::vector<ThinLtoJob>> readThinLtoJobs(const std::filesystem::path& file);
 
 /// Runs every job of `file` (see the file comment).
 Status runThinLtoJobs(const std::filesystem::path& file, unsigned parallel,

@@ -9,8 +9,9 @@
 ///    size and modification time, or else the same `--version` first line.
 /// 2. The stream identity of the first observation (stream_identity.h) looks
 ///    up the module's entry; several entries with that first observation are
-///    told apart by the object path (the entry whose module name the output
-///    path ends with). An entry tuned at another optimisation level than the
+///    told apart by the object path (the entry whose module name shares the
+///    most trailing path components with it); entries the path cannot tell
+///    apart apply only if they answer alike, else none does. An entry tuned at another optimisation level than the
 ///    compile's does not apply (the same first decisions at -O2 and -Oz are
 ///    common; the objects are not the same).
 /// 3. Found: every decision is answered with the recorded action, each

@@ -48,7 +48,7 @@ struct TuningEntry {
   std::string opt; ///< The optimisation level it was tuned at ("-Oz").
   std::vector<uint8_t> actions;
   std::string first;  ///< SHA-256 hex of the first observation's identity bytes.
-  std::string stream; ///< SHA-256 hex of every observation's identity bytes.
+  std::string stream; ///< SHA-256 hex of the observations' digests (stream_identity.h).
   double defaultScore = 0;
   double tunedScore = 0;
 };

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 
 from .. import cluster
 from ..tuning import status as st
 from ..tuning.session import TuneOptions, tune
-from ..tuning.table import TableError
 
 
 def _tune(argv: list[str]) -> int:
@@ -62,7 +62,10 @@ def _tune(argv: list[str]) -> int:
             return 1
     try:
         summary = tune(o, lambda line: print(line, flush=True))
-    except (ValueError, OSError, TableError) as e:
+    except KeyboardInterrupt:
+        print("tune: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RuntimeError, subprocess.CalledProcessError) as e:
         print(f"tune: {e}", file=sys.stderr)
         return 1
     return 130 if summary.interrupted else 0
@@ -77,7 +80,7 @@ def _status(argv: list[str]) -> int:
     try:
         for line in st.status_lines(a.tuning, a.corpus, a.log):
             print(line)
-    except (ValueError, OSError, TableError) as e:
+    except (ValueError, OSError) as e:  # TableError is a ValueError
         print(f"tune status: {e}", file=sys.stderr)
         return 1
     return 0

@@ -69,7 +69,7 @@ def opt_level(args: Sequence[str]) -> str:
         m = _OPT.match(a)
         if m:
             v = m.group(1)
-            level = "-O1" if v is None else ("-O3" if v.isdigit() and int(v) > 3 else f"-O{v}")
+            level = "-O1" if v is None else (f"-O{min(int(v), 3)}" if v.isdigit() else f"-O{v}")
     return level
 
 
@@ -84,6 +84,12 @@ def module_opt_level(corpus: str, module: str) -> str:
     import json
     with open(os.path.join(corpus, "corpus_description.json"), encoding="utf-8") as f:
         return opt_level(json.load(f).get("global_command_override") or [])
+
+
+def tuned_identity(corpus: str, module: str, clang_version: str) -> dict[str, str]:
+    """What a tuned module's state is keyed by: its corpus identity and the compiler's
+    version (a module tuned with another compiler is tuned again)."""
+    return {**module_identity(corpus, module), "clang": clang_version}
 
 
 def observation_bytes(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:

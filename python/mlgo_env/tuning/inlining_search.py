@@ -140,12 +140,13 @@ def greedy_round(pool: ep.EpisodePool, searches: Sequence[ModuleSearch],
     return results
 
 
-def next_trial(s: ModuleSearch, names: Sequence[str]) -> tuple[str, GroupPlayer]:
+def next_trial(s: ModuleSearch, names: Sequence[str], steps: frozenset[int] = frozenset()
+               ) -> tuple[str, GroupPlayer]:
     """Takes the next queued callee of `s`: (its key, the player flipping it on top of the
-    best set). The search must have a queue."""
+    best set, and of the single decisions `steps`). The search must have a queue."""
     key = s.queue.pop(0)
     s.tried.add(key)
-    return key, GroupPlayer(names, s.flipped ^ {key}, s.shift)
+    return key, GroupPlayer(names, s.flipped ^ {key}, s.shift, steps)
 
 
 def settle(s: ModuleSearch, key: str, player: GroupPlayer, result: ep.EpisodeResult) -> bool:

@@ -71,11 +71,9 @@ class InliningTuner(ModuleTuner):
             self._pending = ("start", self.starts[0])
             return search.GroupPlayer(self.names, frozenset(), self.starts[0])
         if s.queue:
-            key, player = search.next_trial(s, self.names)
+            key, player = search.next_trial(s, self.names, self.steps)
             self._pending = ("group", key)
             return player
-        if self.step_queue is None:
-            self.step_queue = self._candidates(after=-1)
         step = self.step_queue.pop(0)
         self.step_tried.add(step)
         self._pending = ("step", step)
@@ -94,6 +92,19 @@ class InliningTuner(ModuleTuner):
             self.best_score = self.search.bytes
         else:
             self._settle_step(data, decider, result)
+        self._advance()
+
+    def _advance(self) -> None:
+        """After an episode: the call sites once the groups are exhausted, another pass
+        once both are and this pass kept anything (done() only reads what this leaves)."""
+        s = self.search
+        if s is None or s.queue:
+            return
+        if self.step_queue is None:
+            self.step_queue = self._candidates(after=-1)
+        if not self.step_queue and s.kept > self.pass_start_kept:
+            self._next_pass()
+            self.step_queue = None if s.queue else self._candidates(after=-1)
 
     def _settle_start(self, player: search.GroupPlayer, result: ep.EpisodeResult) -> None:
         shift = self.starts.pop(0)
@@ -160,13 +171,7 @@ class InliningTuner(ModuleTuner):
     def done(self) -> bool:
         if self._resume is not None or self.search is None:
             return False
-        if self.search.queue:
-            return False
-        if self.step_queue is None:
-            self.step_queue = self._candidates(after=-1)
-        if not self.step_queue and self.search.kept > self.pass_start_kept:
-            self._next_pass()
-        return not self.search.queue and not self.step_queue
+        return not self.search.queue and self.step_queue is not None and not self.step_queue
 
     def _next_pass(self) -> None:
         """Every callee and call site of the best trajectory may be tried again."""

@@ -46,13 +46,13 @@ class RegallocTuner(ModuleTuner):
         if first:
             self.default_score = self.search.default
         self.best_score = self.search.best
+        if self.search.done():  # another pass over the functions this one changed
+            self.search.next_pass()
 
     def done(self) -> bool:
-        """Nothing left to try: every queue empty, and the last pass changed no function
-        (a pass that did queues those functions again)."""
-        if self.search is None or not self.search.done() or self.failure is not None:
-            return self.search is not None and self.search.done()
-        return not self.search.next_pass()
+        """Nothing left to try: every queue empty after a pass that changed no function
+        (settle starts the next pass over the functions a pass changed)."""
+        return self.search is not None and self.search.done()
 
     def has_decisions(self) -> bool:
         return self.search is None or not self.search.started or any(

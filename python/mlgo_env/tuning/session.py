@@ -30,7 +30,7 @@ from typing import Any, Callable
 from .. import episodes as ep
 from ..cluster import Failure, TaskRunner, open_runner
 from . import record
-from .identity import clang_identity, identity_features, module_identity
+from .identity import clang_identity, identity_features, tuned_identity
 from .state import load_states, save_state
 from .table import write_table
 from .tuner import ModuleTuner, tuner_class
@@ -52,6 +52,8 @@ class TuneOptions:
     modules: list[str] | None = None
     #: a Dask scheduler (mlgo_env.cluster.open_runner's address forms); None: in process
     scheduler: str | None = None
+    #: the compiler the environments run (recorded in the table); None: clang-22 on PATH
+    clang: str | None = None
 
 
 @dataclass
@@ -145,10 +147,11 @@ def _worker(runner: TaskRunner, sched: _Scheduler,
         except Exception as e:  # a failed episode ends that module's search only
             t.abandon(f"{type(e).__name__}: {e}")
             say(f"tune: {t.module}: search ended by a failed episode: {t.failure}")
+        try:
+            if t.failure is not None or t.done():  # read while this thread owns it
+                save(t, "done" if t.failure is None else "interrupted")
         finally:
             sched.give_back(t, time.monotonic() - start)
-        if t.done() or t.failure:
-            save(t, "done" if t.failure is None else "interrupted")
 
 
 def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
@@ -159,7 +162,8 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     summary = TuneSummary()
     everything = ep.corpus_modules(o.corpus)
     modules = o.modules or everything
-    identities = {m: module_identity(o.corpus, m) for m in everything}
+    clang = clang_identity(o.clang)  # a module tuned with another compiler is tuned again
+    identities = {m: tuned_identity(o.corpus, m, clang["version"]) for m in everything}
     states, problems = load_states(o.output, o.problem)
     for line in problems:
         say(f"tune: {line}")
@@ -285,7 +289,7 @@ def _finish(o: TuneOptions, modules: list[str], identities: dict, features: list
     summary.episodes = sum(t.episodes for t in tuners)
     summary.failures = [f"{t.module}: {t.failure}" for t in tuners if t.failure]
     summary.entries = write_table(o.output, o.problem, identity_features(features),
-                                  clang_identity(), entries)
+                                  clang_identity(o.clang), entries)
     record.write_report(o.output, rows)
     mean = sum(summary.rewards) / len(summary.rewards) if summary.rewards else 0.0
     say(f"tune: {summary.entries} modules in the table ({o.output}); "

@@ -5,8 +5,8 @@ A state says which module it is (its corpus identity), how far its search got (`
 on Ctrl-C or a failure), its scores, the search's own state (mlgo_env.tuning.tuner), and
 its table entry once recorded (with the best score it recorded, so an unchanged best is not
 recorded again). `python -m mlgo_env.tune` reads every state before it starts: an unchanged
-module that is done or stopped is skipped (``--resume`` continues the stopped and
-interrupted ones), a changed one is tuned again from the start.
+module is skipped whatever its status (``--resume`` continues the stopped and interrupted
+ones), a changed one (bitcode, command or compiler) is tuned again from the start.
 
 Files are replaced atomically; a state that cannot be read is reported and treated as
 absent (the module is tuned again), never trusted.

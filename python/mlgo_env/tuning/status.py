@@ -8,8 +8,9 @@ Two views, each a few lines of text:
   (same name, other bitcode or command: the build falls back) or *new*; tuned modules the
   corpus no longer has are *gone*. Shares are of modules and of clang's score.
 - from the launcher's log (one JSON line per compile the launcher took; the last line of
-  each source counts): compiles that got their tuned decisions, and those that fell back
-  with the launcher's reason, each named.
+  each object counts, or of each source when the compile named no object): compiles that
+  got their tuned decisions, those without a decision to make, those that fell back with the
+  launcher's reason and those that failed, each named.
 
 Raises TableError for a table or log that cannot be read.
 """
@@ -21,7 +22,7 @@ import os
 from typing import Iterator
 
 from .. import episodes as ep
-from .identity import module_identity
+from .identity import tuned_identity
 from .state import load_states
 from .table import TableError, read_entries, read_manifest
 
@@ -35,7 +36,7 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
     for line in problems:
         yield f"  {line}"
     if corpus:
-        yield from corpus_lines(corpus, entries, states)
+        yield from corpus_lines(corpus, entries, states, manifest["clang"].get("version", ""))
     log = log or os.path.join(tuning, "launch.log")
     if os.path.exists(log):
         yield from log_lines(log)
@@ -43,7 +44,8 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
         yield f"no launcher log at {log} (build with mlgo-env-launch --tuning={tuning})"
 
 
-def corpus_lines(corpus: str, entries: dict, states: dict) -> Iterator[str]:
+def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
+                 ) -> Iterator[str]:
     kinds: dict[str, list[str]] = {"tuned": [], "clang's": [], "changed": [], "new": []}
     weight: dict[str, float] = {k: 0.0 for k in kinds}
     modules = ep.corpus_modules(corpus)
@@ -51,7 +53,7 @@ def corpus_lines(corpus: str, entries: dict, states: dict) -> Iterator[str]:
         s = states.get(m)
         if s is None:
             kind = "new"
-        elif s["identity"] != module_identity(corpus, m):
+        elif s["identity"] != tuned_identity(corpus, m, clang_version):
             kind = "changed"
         else:
             kind = "tuned" if m in entries else "clang's"
@@ -85,8 +87,13 @@ def log_lines(log: str) -> Iterator[str]:
                 raise TableError(f"{log}:{n}: not a launcher log line") from None
     tuned = [r for r in last.values() if r.get("outcome") == "tuned"]
     plain = [r for r in last.values() if r.get("outcome") == "no-decisions"]
-    other = [r for r in last.values() if r.get("outcome") not in ("tuned", "no-decisions")]
+    failed = [r for r in last.values() if r.get("outcome") == "failed"]
+    other = [r for r in last.values()
+             if r.get("outcome") not in ("tuned", "no-decisions", "failed")]
     yield (f"launcher log {log}: {len(last)} compiles, {len(tuned)} with their tuned "
-           f"decisions, {len(plain)} without any decision to make, {len(other)} fell back")
+           f"decisions, {len(plain)} without any decision to make, {len(other)} fell back, "
+           f"{len(failed)} failed")
     for r in sorted(other, key=lambda r: r.get("source", "")):
         yield f"  fell back: {r.get('source')}: {r.get('why', r.get('outcome'))}"
+    for r in sorted(failed, key=lambda r: r.get("source", "")):
+        yield f"  failed: {r.get('source')}: {r.get('why', '')}"

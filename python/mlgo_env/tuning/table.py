@@ -8,7 +8,7 @@ Layout of a tuning directory (docs/tuning-format.md is the specification)::
                                  (16 hex digits; usually one entry per file)
     DIR/state/<module>.json      the search state of each module (tune's own; incremental
                                  reruns and --resume read it; the launcher never does)
-    DIR/report.csv               module, default score, tuned score, reward, decisions, status
+    DIR/report.csv               module, default score, tuned score, reward, status, note
 
 An entry: ``{"module", "opt" (the optimisation level it was tuned at, e.g. "-Oz"),
 "decisions", "actions" (base64 of one byte per decision), "first"
@@ -64,16 +64,20 @@ class Entry:
     def from_json(value: Any, where: str) -> "Entry":
         if not isinstance(value, dict):
             raise TableError(f"{where}: an entry is not an object")
+        kinds = {"module": str, "opt": str, "decisions": int, "actions": str, "first": str,
+                 "stream": str, "default_score": (int, float), "tuned_score": (int, float)}
+        for key, kind in kinds.items():  # the C++ reader's types, no coercion
+            if key not in value:
+                raise TableError(f"{where}: an entry has no '{key}'")
+            if not isinstance(value[key], kind) or isinstance(value[key], bool):
+                raise TableError(f"{where}: an entry's '{key}' is of the wrong type")
         try:
             actions = list(base64.b64decode(value["actions"], validate=True))
-            entry = Entry(str(value["module"]), actions, str(value["first"]),
-                          str(value["stream"]), float(value["default_score"]),
-                          float(value["tuned_score"]), str(value["opt"]))
-            decisions = int(value["decisions"])
-        except KeyError as e:
-            raise TableError(f"{where}: an entry has no '{e.args[0]}'") from e
-        except (ValueError, TypeError) as e:
-            raise TableError(f"{where}: a malformed entry: {e}") from e
+        except ValueError as e:
+            raise TableError(f"{where}: a malformed entry: actions: {e}") from e
+        entry = Entry(value["module"], actions, value["first"], value["stream"],
+                      float(value["default_score"]), float(value["tuned_score"]), value["opt"])
+        decisions = value["decisions"]
         if decisions != len(actions):
             raise TableError(f"{where}: entry '{entry.module}' says {decisions} decisions "
                              f"but holds {len(actions)} actions")
@@ -152,8 +156,12 @@ def read_manifest(directory: str) -> dict[str, Any]:
     if not isinstance(features, list) or not features or \
             not all(isinstance(f, str) for f in features) or features != sorted(set(features)):
         raise TableError(f"{path}: 'features' must be a sorted list of distinct names")
-    if not isinstance(m.get("clang"), dict):
-        raise TableError(f"{path}: no 'clang' object")
+    clang = m.get("clang")
+    if not isinstance(clang, dict) or not isinstance(clang.get("path"), str) or \
+            not isinstance(clang.get("version"), str) or \
+            not all(isinstance(clang.get(k), int) for k in ("size", "mtime_ns")) or \
+            clang["size"] < 0:
+        raise TableError(f"{path}: 'clang' needs path, size (not negative), mtime_ns and version")
     return m
 
 
