@@ -222,6 +222,42 @@ def workload(recipe: dict, builds: dict[str, str], data: str, rounds: int) -> No
             f"output {'identical' if p['out'] == t['out'] else 'DIFFERENT'}")
 
 
+def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None:
+    """Linked sizes side by side, the package's tests on both builds, the launcher's log."""
+    sizes = {side: linked(root) for side, root in builds.items()}
+    total = [0, 0]
+    for rel in sorted(set(sizes["plain"]) & set(sizes["tuned"])):
+        a_, b_ = sizes["plain"][rel], sizes["tuned"][rel]
+        total[0] += a_
+        total[1] += b_
+        say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%})")
+    say(f"linked total: {total[0]} -> {total[1]} ({total[1] / total[0] - 1:+.2%})")
+    for side, root in builds.items():
+        code = run(recipe["check"], root, log=os.path.join(logs, f"{side}.check"), check=False)
+        say(f"tests ({' '.join(recipe['check'])}) on the {side} build: exit {code}")
+    status = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "status",
+                             f"--tuning={tuning}"], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
+    say("\n".join(status.stdout.splitlines()[:4]))
+
+
+def workload_data(recipe: dict, tree: str, work: str, builds: dict[str, str]) -> str:
+    """The workload's input (a tar of the source), and what decompression reads (made once,
+    by the plain build)."""
+    data = os.path.join(work, "workload.tar")
+    if not os.path.exists(data):
+        subprocess.run(["tar", "cf", data, "-C", tree, "."], check=True)
+        plain_env = dict(os.environ, LD_LIBRARY_PATH=":".join(
+            os.path.join(builds["plain"], d) for d in recipe.get("libs", [])))
+        for name, template in recipe["workload"]:
+            if name == "compress":
+                argv = [x.format(build=builds["plain"], data=data) for x in template]
+                suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
+                with open(data + suffix, "wb") as f:
+                    subprocess.run(argv, env=plain_env, stdout=f, check=True)
+    return data
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -262,34 +298,9 @@ def main() -> int:
     if os.path.exists(log):
         os.unlink(log)
     build_both(recipe, tree, builds, opt, tuning, logs)
-    sizes = {side: linked(root) for side, root in builds.items()}
-    total = [0, 0]
-    for rel in sorted(set(sizes["plain"]) & set(sizes["tuned"])):
-        a_, b_ = sizes["plain"][rel], sizes["tuned"][rel]
-        total[0] += a_
-        total[1] += b_
-        say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%})")
-    say(f"linked total: {total[0]} -> {total[1]} ({total[1] / total[0] - 1:+.2%})")
-    for side, root in builds.items():
-        code = run(recipe["check"], root, log=os.path.join(logs, f"{side}.check"), check=False)
-        say(f"tests ({' '.join(recipe['check'])}) on the {side} build: exit {code}")
-    status = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "status",
-                             f"--tuning={tuning}"], capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
-    say("\n".join(status.stdout.splitlines()[:4]))
+    report(recipe, builds, tuning, logs)
     if a.problem == "regalloc" and recipe["workload"]:
-        data = os.path.join(work, "workload.tar")
-        if not os.path.exists(data):
-            subprocess.run(["tar", "cf", data, "-C", tree, "."], check=True)
-            plain_env = dict(os.environ, LD_LIBRARY_PATH=":".join(
-                os.path.join(builds["plain"], d) for d in recipe.get("libs", [])))
-            for name, template in recipe["workload"]:  # the inputs decompression reads
-                if name == "compress":
-                    argv = [x.format(build=builds["plain"], data=data) for x in template]
-                    suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
-                    with open(data + suffix, "wb") as f:
-                        subprocess.run(argv, env=plain_env, stdout=f, check=True)
-        workload(recipe, builds, data, a.rounds)
+        workload(recipe, builds, workload_data(recipe, tree, work, builds), a.rounds)
     return 0
 
 
