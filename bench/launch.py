@@ -117,16 +117,6 @@ def timed(fn) -> tuple[float, float]:
     return wall, cpu
 
 
-def objects(root: str) -> dict[str, str]:
-    found = {}
-    for dirpath, _, files in os.walk(root):
-        for name in files:
-            if name.endswith(".o"):
-                path = os.path.join(dirpath, name)
-                found[os.path.relpath(path, root)] = path
-    return found
-
-
 def startup(cmd: list[str], n: int = 40) -> float:
     """Median milliseconds of running `cmd` n times."""
     times = []
@@ -155,7 +145,7 @@ def main() -> int:
     if a.package in RESERVED:
         print(f"bench_launch: note: {a.package} is reserved for evaluation; a build-speed "
               "benchmark on it is allowed", file=sys.stderr)
-    from test_launch import executable_sections  # the ELF reader the tests use
+    from test_launch import executable_sections, objects_under  # what the tests use
 
     os.makedirs(a.work, exist_ok=True)
     policy = os.path.join(a.work, "zero-shift.json")
@@ -196,7 +186,7 @@ def main() -> int:
     print(f"  median ratio: {median:.3f}x wall ({statistics.median(cpu):.3f}x cpu); target <= "
           f"1.10x wall: {'met' if median <= 1.10 else 'NOT met'}")
 
-    plain, launched = objects(builds["plain"]), objects(builds["launched"])
+    plain, launched = objects_under(builds["plain"]), objects_under(builds["launched"])
     same = sum(executable_sections(plain[n]) == executable_sections(launched[n])
                for n in plain if n in launched)
     print(f"  objects: {len(plain)} plain, {len(launched)} launched, {same} with identical "

@@ -4,11 +4,10 @@
 #include "mlgo/support/subprocess.h"
 
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 namespace mlgo::launch {
 namespace {
@@ -34,12 +33,12 @@ bool strings(const llvm::json::Array* array, std::vector<std::string>& out) {
 } // namespace
 
 Result<std::vector<ThinLtoJob>> readThinLtoJobs(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return makeError(ErrorCode::kIo, "ThinLTO job file '{}': cannot be read", file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto value = llvm::json::parse(text.str());
+  auto text = llvm::MemoryBuffer::getFile(file.string(), /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!text)
+    return makeError(ErrorCode::kIo, "ThinLTO job file '{}': cannot be read: {}", file.string(),
+                     text.getError().message());
+  auto value = llvm::json::parse((*text)->getBuffer());
   if (!value)
     return bad(file, "not JSON: " + llvm::toString(value.takeError()));
   const auto* root = value->getAsObject();

@@ -90,11 +90,11 @@ public:
   /// policy that does not fit); a departure only sets rerun().
   Status answer(env::CompilerSession& session, const env::Observation& observation) {
     if (!rules_)
-      MLGO_TRY(start(session, observation));
-    if (entry_) {
-      identity_->add(observation.tensors);
+      MLGO_TRY(start(session, observation)); // hashes the first observation
+    else if (entry_)
+      identity_->add(observation.tensors); // a miss hashes nothing more
+    if (entry_)
       return replay(session, observation);
-    }
     if (policyAnswerer_)
       return policyAnswerer_->answer(session, observation);
     // Only a decision clang itself sends is clang's (regalloc's default may be
@@ -160,14 +160,10 @@ private:
     }
     size_t candidates = entries->size();
     entry_ = pick(std::move(*entries));
-    if (!entry_) {
+    if (!entry_)
       why_ = fmt::format("{} tuned modules make this first decision and the object path "
                          "'{}' does not tell them apart",
                          candidates, tuned_.output);
-      return Status::success();
-    }
-    identity_.emplace(std::move(*StreamIdentity::create(*session.header(),
-                                                        tuned_.table->manifest().features)));
     return Status::success();
   }
 

@@ -4,9 +4,8 @@
 #include "mlgo/protocol/observation_codec.h"
 
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace mlgo::launch {
 namespace {
@@ -86,15 +85,14 @@ Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view 
   return entry;
 }
 
-Result<std::string> readText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return makeError(ErrorCode::kIo, "tuning file '{}': cannot be read", path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
-    return makeError(ErrorCode::kIo, "tuning file '{}': read failed", path.string());
-  return text.str();
+/// The file's text (kIo naming it, with the system's reason, when it cannot be read).
+Result<std::unique_ptr<llvm::MemoryBuffer>> readText(const std::filesystem::path& path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path.string(), /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError(ErrorCode::kIo, "tuning file '{}': cannot be read: {}", path.string(),
+                     buffer.getError().message());
+  return std::move(*buffer);
 }
 
 } // namespace
@@ -160,7 +158,7 @@ Result<TuningTable> TuningTable::open(const std::filesystem::path& dir) {
   auto text = readText(path);
   if (!text.ok())
     return text.error();
-  auto manifest = parseManifest(*text, path.string());
+  auto manifest = parseManifest((*text)->getBuffer(), path.string());
   if (!manifest.ok())
     return manifest.error();
   return TuningTable(dir, std::move(*manifest));
@@ -180,7 +178,7 @@ Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) 
   auto text = readText(path);
   if (!text.ok())
     return text.error();
-  auto entries = parseEntries(*text, key, path.string());
+  auto entries = parseEntries((*text)->getBuffer(), key, path.string());
   if (!entries.ok())
     return entries.error();
   std::vector<TuningEntry> matching;

@@ -43,10 +43,10 @@ def test_a_budget_that_ends_among_the_starts_records_the_best_start(tmp_path):
     """A module whose search never got past the one-number starts still gets its best start
     recorded (the record episode replays it)."""
     from mlgo_env.tuning.inlining_tuner import InliningTuner
-    from mlgo_env.tuning.session import make_env_factory
+    from mlgo_env.episodes import env_factory
     _, demo = demo_corpus()
     o = TuneOptions("inlining", demo, str(tmp_path / "t"))
-    env = make_env_factory(o, InliningTuner.env_options)()
+    env = env_factory("inlining", o.corpus, None, None, None, InliningTuner.ir2vec_vocab)()
     try:
         space = env.observation_space
         t = InliningTuner("sha256.o", list(getattr(space, "spaces", space).keys()), None)

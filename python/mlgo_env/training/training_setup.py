@@ -9,6 +9,7 @@ import subprocess
 from typing import Any, Callable, Sequence
 
 from .._native import find_mlgo_env  # noqa: F401 - the trainers' import
+from ..episodes import env_factory, scratch_dir  # noqa: F401 - where trainers and scripts import them
 
 SUPPORTED_PROBLEMS = ("inlining", "regalloc")
 
@@ -58,37 +59,6 @@ def check_placement(scheduler: str | None, remote: str | None) -> None:
     if scheduler and remote:
         raise ValueError("--scheduler runs environments on the cluster's workers; "
                          "--remote names a server: give one of them")
-
-
-def scratch_dir(temp_dir: str | None, remote: str | None) -> str | None:
-    """The compilers' scratch directory: `temp_dir`, else /dev/shm for in-process
-    environments when it is writable (it saves time per episode), else None."""
-    if temp_dir is None and not remote and os.access("/dev/shm", os.W_OK):
-        return "/dev/shm"
-    return temp_dir
-
-
-def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
-                temp_dir: str | None = None, ir2vec_vocab: str | None = None
-                ) -> Callable[[], Any]:
-    """A function making one environment (in-process, or connected to `remote`);
-    `temp_dir` is the compilers' scratch directory (in-process only); `ir2vec_vocab`
-    (a vocabulary path or "default") adds the IR2Vec embeddings to inlining observations
-    (in-process only; a server has its own)."""
-    import mlgo_env  # the package's entry point; imported late so policy tools need no core
-
-    def make() -> Any:
-        if remote:
-            return mlgo_env.make(problem, remote=remote)
-        kwargs: dict[str, Any] = {"corpus": corpus, "jobs": 1}
-        if cache_dir:
-            kwargs["cache_dir"] = cache_dir
-        if temp_dir:
-            kwargs["temp_dir"] = temp_dir
-        if ir2vec_vocab:
-            kwargs["ir2vec_vocab"] = ir2vec_vocab
-        return mlgo_env.make(problem, **kwargs)
-    return make
 
 
 def run_trace(mlgo_env_path: str, problem: str, corpus: str, output: str, jobs: int,

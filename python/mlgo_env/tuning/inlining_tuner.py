@@ -40,7 +40,7 @@ REFUSE_FLOOR = -200.0
 @register
 class InliningTuner(ModuleTuner):
     problem = "inlining"
-    env_options = {"ir2vec_vocab": "default"}
+    ir2vec_vocab = "default"
 
     def __init__(self, module: str, features: list[str], state: dict[str, Any] | None) -> None:
         super().__init__(module, features, state)

@@ -74,20 +74,6 @@ class TuneSummary:
         return self.tuned_total / self.default_total - 1.0 if self.default_total else 0.0
 
 
-def make_env_factory(o: TuneOptions, options: dict[str, Any]) -> Callable[[], Any]:
-    import mlgo_env  # the env API; imported late so the table tools need no core
-
-    def make() -> Any:
-        kwargs: dict[str, Any] = {"corpus": o.corpus, "jobs": 1, **options}
-        if o.cache_dir:
-            kwargs["cache_dir"] = o.cache_dir
-        scratch = o.temp_dir or ("/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
-        if scratch:
-            kwargs["temp_dir"] = scratch
-        return mlgo_env.make(o.problem, **kwargs)
-    return make
-
-
 class _Scheduler:
     """Hands modules to worker threads (see the module's docstring). Thread-safe."""
 
@@ -167,8 +153,9 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     states, problems = load_states(o.output, o.problem)
     for line in problems:
         say(f"tune: {line}")
-    runner = open_runner(o.scheduler, make_env_factory(o, cls.env_options), max(o.workers, 1),
-                         o.corpus, say)
+    make_env = ep.env_factory(o.problem, o.corpus, None, o.cache_dir,
+                              ep.scratch_dir(o.temp_dir, None), cls.ir2vec_vocab)
+    runner = open_runner(o.scheduler, make_env, max(o.workers, 1), o.corpus, say)
     try:
         features = runner.observation_features()
         tuners, kept = _plan(o, cls, modules, features, identities, states)

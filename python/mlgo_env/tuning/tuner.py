@@ -44,8 +44,8 @@ class ModuleTuner(abc.ABC):
 
     #: the environment's problem
     problem: ClassVar[str]
-    #: keyword arguments its environments need beyond corpus/cache (e.g. IR2Vec)
-    env_options: ClassVar[dict[str, Any]] = {}
+    #: the IR2Vec vocabulary its environments need ("default": the shipped one), or None
+    ir2vec_vocab: ClassVar[str | None] = None
 
     def __init__(self, module: str, features: list[str], state: dict[str, Any] | None) -> None:
         """`features`: the observation's feature names; `state`: what :meth:`state`
