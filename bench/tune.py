@@ -53,6 +53,9 @@ RECIPES = {
                  "libs": ["src/liblzma/.libs"]},
     "pcre2": {"configure": ["./configure", "--disable-jit"], "check": ["make", "check"],
               "workload": []},
+    "gzip": {"configure": ["./configure"], "check": ["make", "check"], "workload": []},
+    "sed": {"configure": ["./configure", "--disable-nls"], "check": ["make", "check"],
+            "workload": []},
     "expat": {"configure": ["./configure", "--without-docbook"], "check": ["make", "check"],
               "workload": []},
     # C++ shared libraries with ThinLTO (CMake; lld's backends through the launcher with

@@ -55,15 +55,22 @@ def load_core() -> ModuleType:
         "MLGO_ENV_CORE_DIR to its directory, or use make(..., remote=...) against a server.")
 
 
-def find_mlgo_env(explicit: Optional[str] = None) -> str:
-    """The mlgo-env executable: `explicit`, $MLGO_ENV, the checkout's build tree, or PATH.
-    FileNotFoundError saying how to name it when none is executable."""
-    candidates = [explicit, os.environ.get("MLGO_ENV"),
+def find_program(name: str, explicit: Optional[str] = None) -> str:
+    """One of the project's executables (mlgo-env, mlgo-env-launch): `explicit`, the
+    environment variable named after it ($MLGO_ENV, $MLGO_ENV_LAUNCH), the checkout's build
+    tree, or PATH. FileNotFoundError saying how to name it when none is executable."""
+    variable = name.upper().replace("-", "_")
+    candidates = [explicit, os.environ.get(variable),
                   os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                               "build", "src", "mlgo-env"),
-                  shutil.which("mlgo-env")]
+                               "build", "src", name),
+                  shutil.which(name)]
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return os.path.abspath(c)
-    raise FileNotFoundError("cannot find the mlgo-env executable: pass --mlgo-env or set "
-                            "MLGO_ENV (it is built at build/src/mlgo-env)")
+    raise FileNotFoundError(f"cannot find the {name} executable: pass its path or set "
+                            f"{variable} (it is built at build/src/{name})")
+
+
+def find_mlgo_env(explicit: Optional[str] = None) -> str:
+    """The mlgo-env executable (find_program)."""
+    return find_program("mlgo-env", explicit)

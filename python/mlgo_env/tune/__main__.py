@@ -4,6 +4,7 @@
         [--minutes=20] [--workers=2 | --scheduler=ADDRESS|local[:N]] [--resume]
         [--cache-dir=D] [--modules=REGEX]
     python -m mlgo_env.tune status --tuning=DIR [--corpus=NEW] [--log=FILE]
+    python -m mlgo_env.tune replay-file --tuning=DIR --corpus=DIR [--workers=2]
 
 The first form searches (mlgo_env.tuning.session) and writes DIR/ (docs/tuning-format.md):
 a rerun skips the modules already tuned whose bitcode and command are unchanged; --resume
@@ -14,6 +15,12 @@ The second says how much of a build the table covers: with --corpus, which modul
 newer corpus (`mlgo-env corpus build` of the edited project) are unchanged, changed or
 new; with the launcher's log (DIR/launch.log unless --log), which compiles of the last
 builds got their tuned decisions and which fell back, and why.
+
+The third writes DIR/inline-replay.txt from an inlining table: the tuned decisions as lines
+clang-22's own replay advisor reads (`-mllvm -cgscc-inline-replay=`), so a build can apply
+them without the launcher; DIR/inline-replay.flags holds the flags, DIR/inline-replay.json
+says which modules the file reproduces exactly (mlgo_env.tuning.inline_replay). tune runs it
+after an inlining search when the corpus has the build's compile_commands.json.
 
 Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupted.
 """
@@ -86,10 +93,33 @@ def _status(argv: list[str]) -> int:
     return 0
 
 
+def _replay_file(argv: list[str]) -> int:
+    from .._native import find_program
+    from ..tuning.inline_replay import write_replay_file
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.tune replay-file")
+    p.add_argument("--tuning", required=True, help="the tuning directory (inlining)")
+    p.add_argument("--corpus", required=True, help="the corpus it was tuned on")
+    p.add_argument("--workers", type=int, default=2, help="compiles at once")
+    p.add_argument("--launcher", help="mlgo-env-launch (default: the build tree's, or PATH)")
+    a = p.parse_args(argv)
+    try:
+        write_replay_file(a.tuning, a.corpus, find_program("mlgo-env-launch", a.launcher),
+                          a.workers, lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print("tune replay-file: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as e:
+        print(f"tune replay-file: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "status":
         return _status(argv[1:])
+    if argv and argv[0] == "replay-file":
+        return _replay_file(argv[1:])
     return _tune(argv)
 
 

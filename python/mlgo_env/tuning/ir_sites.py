@@ -1,0 +1,201 @@
+"""Call sites as clang's inline-replay advisor names them, read from two things clang writes.
+
+- The optimisation record of a compile whose inliner was driven through the interactive
+  channel (`-fsave-optimization-record -foptimization-record-passes=inline-ml`): one record
+  per decision, in order, naming the caller, the callee, the call's innermost source
+  location, the answer given (`ShouldInline`) and clang's own (`inlining_default`).
+- The compile's final IR in text (`-c -emit-llvm`, then `llvm-dis`), with debug locations
+  (`-gline-tables-only`): every call still there, with its whole location chain.
+
+A replay key is what LLVM's `formatCallSiteLocation` makes of a call's debug location with
+the `LineColumn` format: one `name:line-offset:column` frame per inlined-at level, innermost
+first, joined by " @ "; the name is the frame's subprogram's linkage name (its name when it
+has none), the offset is the location's line minus the subprogram's first line, taken
+modulo 2**32 as LLVM does. The replay advisor looks a call up by callee name + key.
+
+Pure functions over text; no clang here. Errors: ValueError naming what is malformed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """One `inline-ml` record: a decision of the compile, in stream order."""
+    caller: str
+    callee: str
+    file: str
+    line: int
+    column: int
+    inline: bool      # the answer the compile was given
+    default: bool     # clang's own advice at that point
+
+    @property
+    def site(self) -> tuple[str, str, str, int, int]:
+        """What a record says of its call site: caller, callee, innermost location."""
+        return (self.caller, self.callee, self.file, self.line, self.column)
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """A call left in the final IR."""
+    caller: str
+    callee: str
+    file: str
+    line: int
+    column: int
+    key: str          # the replay key of its location
+
+    @property
+    def site(self) -> tuple[str, str, str, int, int]:
+        return (self.caller, self.callee, self.file, self.line, self.column)
+
+
+_DOC = re.compile(r"^--- !\w+\s*$", re.M)
+_LOC = re.compile(r"DebugLoc:\s*\{\s*File:\s*('(?:[^']|'')*'|\"(?:[^\"\\]|\\.)*\"|[^,]+),"
+                  r"\s*Line:\s*(\d+),\s*Column:\s*(\d+)\s*\}")
+
+
+def _scalar(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+    return text
+
+
+def _field(doc: str, name: str, indent: str) -> str | None:
+    m = re.search(rf"^{indent}{re.escape(name)}:[ \t]*(.*)$", doc, re.M)
+    return _scalar(m.group(1)) if m else None
+
+
+def parse_records(text: str) -> list[Decision]:
+    """The decisions of an optimisation record (YAML), in order. Records of other passes
+    and records without `ShouldInline` are not decisions and are skipped; a decision
+    record without a location or a name is a ValueError (compile with locations)."""
+    out = []
+    starts = [m.end() for m in _DOC.finditer(text)]
+    ends = [m.start() for m in _DOC.finditer(text)][1:] + [len(text)]
+    for start, end in zip(starts, ends):
+        doc = text[start:end]
+        if _field(doc, "Pass", "") != "inline-ml":
+            continue
+        should = _field(doc, "- ShouldInline", r"\s+")
+        if should is None:
+            continue
+        default = _field(doc, "- inlining_default", r"\s+")
+        caller = _field(doc, "Function", "")
+        callee = _field(doc, "- Callee", r"\s+")
+        loc = _LOC.search(doc)
+        if loc is None or not caller or not callee or default is None:
+            raise ValueError("an inline-ml record lacks its location, caller, callee or "
+                             "inlining_default (was the compile given -gline-tables-only?)")
+        out.append(Decision(caller, callee, _scalar(loc.group(1)), int(loc.group(2)),
+                            int(loc.group(3)), should == "true", default not in ("0", "false")))
+    return out
+
+
+_MD = re.compile(r"^!(\d+) = (?:distinct )?!(\w+)\((.*)\)\s*$", re.M)
+_MD_FIELD = re.compile(r"(\w+): (\"(?:[^\"\\]|\\.)*\"|[^,]+)")
+_DEFINE = re.compile(r"^define [^@]*@(\"(?:[^\"\\]|\\.)*\"|[-\w.$]+)\(")
+_CALL = re.compile(r"\b(?:call|invoke)\b[^@]*?@(\"(?:[^\"\\]|\\.)*\"|[-\w.$]+)\(.*!dbg !(\d+)")
+
+
+def _name(token: str) -> str:
+    return _scalar(token) if token.startswith('"') else token
+
+
+class _Metadata:
+    def __init__(self, text: str):
+        self.nodes: dict[str, tuple[str, dict[str, str]]] = {}
+        for m in _MD.finditer(text):
+            fields = {k: v.strip() for k, v in _MD_FIELD.findall(m.group(3))}
+            self.nodes[m.group(1)] = (m.group(2), fields)
+
+    def _node(self, ref: str, kinds: tuple[str, ...]) -> dict[str, str]:
+        node = self.nodes.get(ref.lstrip("!"))
+        if node is None or node[0] not in kinds:
+            raise ValueError(f"IR metadata !{ref.lstrip('!')} is not one of {', '.join(kinds)}")
+        return node[1]
+
+    def subprogram(self, scope: str) -> dict[str, str]:
+        for _ in range(10000):
+            kind, fields = self.nodes.get(scope.lstrip("!"), ("", {}))
+            if kind == "DISubprogram":
+                return fields
+            if kind not in ("DILexicalBlock", "DILexicalBlockFile") or "scope" not in fields:
+                break
+            scope = fields["scope"]
+        raise ValueError(f"IR metadata scope {scope} does not lead to a subprogram")
+
+    def file_of(self, scope: str) -> str:
+        kind, fields = self.nodes.get(scope.lstrip("!"), ("", {}))
+        if "file" not in fields:
+            raise ValueError(f"IR metadata scope {scope} names no file")
+        return _scalar(self._node(fields["file"], ("DIFile",))["filename"])
+
+    def key(self, loc: str) -> tuple[str, str, int, int]:
+        """(replay key, innermost file, line, column) of the DILocation `loc`."""
+        frames, first = [], None
+        ref: str | None = loc
+        while ref is not None:
+            fields = self._node(ref, ("DILocation",))
+            sp = self.subprogram(fields["scope"])
+            name = _scalar(sp.get("linkageName") or sp.get("name", '""'))
+            line, column = int(fields.get("line", "0")), int(fields.get("column", "0"))
+            frames.append(f"{name}:{(line - int(sp.get('line', '0'))) % 2**32}:{column}")
+            if first is None:
+                first = (self.file_of(fields["scope"]), line, column)
+            ref = fields.get("inlinedAt")
+        assert first is not None
+        return (" @ ".join(frames), *first)
+
+
+def parse_calls(text: str) -> list[Call]:
+    """The direct calls with a debug location left in an IR module's text (intrinsics
+    left out), in the order they appear."""
+    md = _Metadata(text)
+    out, caller = [], None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            m = _DEFINE.match(line)
+            caller = _name(m.group(1)) if m else None
+            continue
+        if line.startswith("}"):
+            caller = None
+            continue
+        if caller is None or "!dbg" not in line:
+            continue
+        m = _CALL.search(line)
+        if m is None:
+            continue
+        callee = _name(m.group(1))
+        if callee.startswith("llvm."):
+            continue
+        key, file, lineno, column = md.key(m.group(2))
+        out.append(Call(caller, callee, file, lineno, column, key))
+    return out
+
+
+def subprograms(text: str) -> list[dict]:
+    """The IR's DISubprograms: [{"name", "linkage", "line"}]."""
+    out = []
+    for m in _MD.finditer(text):
+        if m.group(2) == "DISubprogram":
+            fields = {k: v.strip() for k, v in _MD_FIELD.findall(m.group(3))}
+            out.append({"name": _scalar(fields.get("name", '""')),
+                        "linkage": _scalar(fields.get("linkageName", '""')),
+                        "line": int(fields.get("line", "0"))})
+    return out
+
+
+def replay_line(callee: str, caller: str, key: str, inline: bool) -> str:
+    """One line of a replay file clang-22 reads (docs/tuning-format.md)."""
+    if inline:
+        return (f"mlgo-env:1:1: remark: '{callee}' inlined into '{caller}' with "
+                f"(cost=0, threshold=0) at callsite {key};")
+    return f"mlgo-env:1:1: remark: '{callee}' will not be inlined into '{caller}' at callsite {key};"
