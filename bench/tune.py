@@ -8,8 +8,9 @@ side with its plain build.
 Steps (each printed with its wall time): fetch the source (`apt-get source`, once); capture
 its modules with `mlgo-env corpus build` around the package's own configure and make; tune
 them; build it plainly and with `mlgo-env-launch --tuning=DIR` (configured alike, the
-launcher given as make's CC), each with its own build system; run the package's own tests
-on both. C++ packages with the `cmake-thinlto` recipe are shared libraries built with
+launcher given as make's CC), and for inlining a third time with stock clang-22 and the
+table's inline-replay file (DIR/inline-replay.flags added to CFLAGS), each with its own
+build system; run the package's own tests on each. C++ packages with the `cmake-thinlto` recipe are shared libraries built with
 -flto=thin and lld: captured with `--save-temps=import`, linked plainly and with Distributed
 ThinLTO running the backends through the launcher (docs/tuning.md). Then side by side: the per-module sums tune reported (and the mean per-module
 reward), each linked executable's and shared library's executable bytes (SHF_EXECINSTR
@@ -170,6 +171,11 @@ def build_both(recipe: dict, tree: str, builds: dict[str, str], opt: str, tuning
     build(recipe, tree, builds["plain"], opt, "clang-22", os.path.join(logs, "plain"))
     build(recipe, tree, builds["tuned"], opt, f"{LAUNCH} --tuning={tuning} -- clang-22",
           os.path.join(logs, "tuned"))
+    flags = os.path.join(tuning, "inline-replay.flags")
+    if "replay" in builds and os.path.exists(flags):  # stock clang with the replay file
+        with open(flags) as f:
+            build(recipe, tree, builds["replay"], f"{opt} {f.read().strip()}", "clang-22",
+                  os.path.join(logs, "replay"))
 
 
 def linked(root: str) -> dict[str, int]:
@@ -227,15 +233,19 @@ def workload(recipe: dict, builds: dict[str, str], data: str, rounds: int) -> No
 
 def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None:
     """Linked sizes side by side, the package's tests on both builds, the launcher's log."""
-    sizes = {side: linked(root) for side, root in builds.items()}
-    total = [0, 0]
-    for rel in sorted(set(sizes["plain"]) & set(sizes["tuned"])):
-        a_, b_ = sizes["plain"][rel], sizes["tuned"][rel]
-        total[0] += a_
-        total[1] += b_
-        say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%})")
-    say(f"linked total: {total[0]} -> {total[1]} ({total[1] / total[0] - 1:+.2%})")
+    sizes = {side: linked(root) for side, root in builds.items() if os.path.isdir(root)}
+    for other in [s for s in sizes if s != "plain"]:
+        total = [0, 0]
+        for rel in sorted(set(sizes["plain"]) & set(sizes[other])):
+            a_, b_ = sizes["plain"][rel], sizes[other][rel]
+            total[0] += a_
+            total[1] += b_
+            say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%}) [{other}]")
+        say(f"linked total [{other}]: {total[0]} -> {total[1]} "
+            f"({total[1] / total[0] - 1:+.2%})")
     for side, root in builds.items():
+        if not os.path.isdir(root):
+            continue
         code = run(recipe["check"], root, log=os.path.join(logs, f"{side}.check"), check=False)
         say(f"tests ({' '.join(recipe['check'])}) on the {side} build: exit {code}")
     status = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "status",
@@ -297,6 +307,9 @@ def main() -> int:
         raise SystemExit(f"bench/tune: tune failed: {tune.stderr[-2000:]}")
     say(f"tune: {time.perf_counter() - t0:.0f} s wall")
     builds = {"plain": os.path.join(work, "plain"), "tuned": os.path.join(work, "tuned")}
+    shutil.rmtree(os.path.join(work, "replay"), ignore_errors=True)
+    if a.problem == "inlining" and recipe.get("kind") != "cmake-thinlto":
+        builds["replay"] = os.path.join(work, "replay")
     log = os.path.join(tuning, "launch.log")
     if os.path.exists(log):
         os.unlink(log)

@@ -34,6 +34,7 @@ from test_launch import (CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, margin_pol
 
 from mlgo_env.policies.policy import save_policy  # noqa: E402
 
+from mlgo_env.tuning.inline_replay import write_replay_file  # noqa: E402
 from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.table import read_entries  # noqa: E402
 
@@ -132,6 +133,46 @@ class TunedInlining(unittest.TestCase):
         self.assertEqual({r["outcome"] for r in log_lines(log)}, {"tuned"})
         for program in ("ctool", "cxxtool"):
             self.assertEqual(program_output(src, program), program_output(self.plain, program))
+
+    def test_the_replay_file_gives_stock_clang_the_tuned_objects(self):
+        # C modules: exact. C++ ones may keep departures the file cannot name (a call inside
+        # an inlined template whose caller is gone from the final IR): then they are only
+        # required not to lose what tuning saved overall.
+        said = []
+        summary = write_replay_file(self.tuning, self.corpus, MLGO_ENV_LAUNCH, 2, said.append)
+        self.assertGreater(summary["lines"], 0, said)
+        report = {m["module"]: m for m in
+                  read_json(os.path.join(self.tuning, "inline-replay.json"))["modules"]}
+        with open(os.path.join(self.tuning, "inline-replay.flags")) as f:
+            flags = f.read().strip()
+        src = self.fresh("replay-make")
+        build(src, flags="-Oz " + flags)  # stock clang-22: no launcher
+        objects = objects_under(src)
+        self.assertEqual(set(objects), set(self.entries))
+        total = {"default": 0, "replayed": 0}
+        for module, path in objects.items():
+            e = self.entries[module]
+            if module in ("src/text.o", "src/table.o", "src/matrix.o", "src/ctool.o"):
+                self.assertTrue(report[module]["exact"], said)
+            if report[module]["exact"]:
+                self.assertEqual(text_bytes(path), e.tuned_score, module)
+            self.assertEqual(text_bytes(path), report[module]["replayed_bytes"], module)
+            total["default"] += e.default_score
+            total["replayed"] += text_bytes(path)
+        self.assertLess(total["replayed"], total["default"], said)
+        self.assertTrue(any(r["lines"] and r["exact"] for r in report.values()), said)
+        for program in ("ctool", "cxxtool"):
+            self.assertEqual(program_output(src, program), program_output(self.plain, program))
+        # clang refuses a cut line (the compile fails), and the writer a corpus it cannot use
+        cut = os.path.join(self.dir, "cut-replay.txt")
+        with open(os.path.join(self.tuning, "inline-replay.txt")) as f, open(cut, "w") as g:
+            g.write(f.readline()[:40])
+        run = build(self.fresh("replay-cut"), flags="-Oz " + flags.replace(
+            os.path.join(self.tuning, "inline-replay.txt"), cut), check=False)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("Invalid remark format", run.stderr)
+        with self.assertRaisesRegex(ValueError, "compile_commands.json does not exist"):
+            write_replay_file(self.tuning, self.dir, MLGO_ENV_LAUNCH)
 
     def test_cmake_build_finds_modules_by_their_stream(self):
         src = self.fresh("tuned-cmake")

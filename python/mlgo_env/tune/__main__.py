@@ -28,6 +28,7 @@ Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupt
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -51,6 +52,8 @@ def _tune(argv: list[str]) -> int:
     p.add_argument("--temp-dir", help="the compilers' scratch directory")
     p.add_argument("--modules", help="only the modules whose names match this regex")
     p.add_argument("--progress-every", type=float, default=15.0, help="seconds between lines")
+    p.add_argument("--no-replay-file", action="store_true",
+                   help="inlining: do not write DIR/inline-replay.txt after the search")
     cluster.add_arguments(p)
     a = p.parse_args(argv)
     if a.minutes <= 0 or a.workers < 1:
@@ -75,7 +78,13 @@ def _tune(argv: list[str]) -> int:
     except (ValueError, OSError, RuntimeError, subprocess.CalledProcessError) as e:
         print(f"tune: {e}", file=sys.stderr)
         return 1
-    return 130 if summary.interrupted else 0
+    if summary.interrupted:
+        return 130
+    if a.problem == "inlining" and not a.no_replay_file and \
+            os.path.isfile(os.path.join(a.corpus, "compile_commands.json")):
+        return _replay_file([f"--tuning={a.output}", f"--corpus={a.corpus}",
+                             f"--workers={a.workers}"])
+    return 0
 
 
 def _status(argv: list[str]) -> int:

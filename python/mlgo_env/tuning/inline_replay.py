@@ -84,8 +84,9 @@ def compile_commands(corpus: str) -> dict[str, Command]:
         if output is None:
             continue
         obj = os.path.normpath(os.path.join(directory, output))
-        out[os.path.relpath(obj, directory)] = Command(kept, directory)
-        out.setdefault(obj, Command(kept, directory))
+        command = Command(kept, directory)
+        out[os.path.relpath(obj, directory)] = command
+        out.setdefault(obj, command)
     return out
 
 
@@ -164,15 +165,6 @@ def write_lines(path: str, lines: dict[tuple[str, str, str], bool]) -> None:
     write_atomic(path, text)
 
 
-def _guess_key(d: ir_sites.Decision, ir_text: str) -> str | None:
-    """The key of a decision made at its caller's own code (no inlined-at chain): the
-    caller's subprogram line from the IR's metadata."""
-    for node in ir_sites.subprograms(ir_text):
-        if node["name"] == d.caller or node["linkage"] == d.caller:
-            return f"{d.caller}:{(d.line - node['line']) % 2**32}:{d.column}"
-    return None
-
-
 def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
              calls: list[ir_sites.Call], lines: dict) -> bool:
     """Keys for the pending groups whose call is in `calls`; True if any was added."""
@@ -213,10 +205,12 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     mixed = {s for s in wanted if len({d.inline for d in groups[s]}) > 1}
     pending = wanted - mixed
     _resolve(groups, pending, ir_sites.parse_calls(tuned_ir), result.lines)
+    subs = ir_sites.subprograms(c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
+    result.callers |= {n for sp in subs for n in (sp["name"], sp["linkage"]) if n}
     guessed = set()
     for site in list(pending):
         d = groups[site][0]
-        key = _guess_key(d, tuned_ir)
+        key = ir_sites.own_site_key(d, subs)
         if key is not None:
             result.lines[(d.caller, d.callee, key)] = d.inline
             guessed.add(site)
@@ -318,8 +312,9 @@ def _reference(m: str, cmd: Command, scratch: str) -> ModuleLines:
     """A module the table has no entry for: clang's own object is what the file must keep."""
     r = ModuleLines(m, 0.0)
     c = _Compiler(cmd, "", "", scratch)
-    r.callers = {n for sp in ir_sites.subprograms(c.ir([], "plain", False))
-                 for n in (sp["name"], sp["linkage"]) if n}
+    r.callers = {n for sp in ir_sites.subprograms(
+        c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
+        for n in (sp["name"], sp["linkage"]) if n}
     r.tuned = executable_bytes(c.run([], "plain.o", False))
     r.exact_alone = True
     return r
@@ -355,11 +350,7 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
             try:
                 if m not in savings:
                     return _reference(m, cmds[m], scratch)
-                r = derive(m, cmds[m], launcher, tuning, savings[m], scratch)
-                r.callers |= {n for sp in ir_sites.subprograms(
-                    _Compiler(cmds[m], "", "", scratch).ir([], "plain", False))
-                    for n in (sp["name"], sp["linkage"]) if n}
-                return r
+                return derive(m, cmds[m], launcher, tuning, savings[m], scratch)
             except (RuntimeError, ValueError, OSError) as e:
                 return ModuleLines(m, savings.get(m, 0.0), why=str(e))
 

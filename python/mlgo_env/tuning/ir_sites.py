@@ -160,7 +160,8 @@ def parse_calls(text: str) -> list[Call]:
     left out), in the order they appear."""
     md = _Metadata(text)
     out, caller = [], None
-    for line in text.splitlines():
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
         if line.startswith("define "):
             m = _DEFINE.match(line)
             caller = _name(m.group(1)) if m else None
@@ -168,7 +169,11 @@ def parse_calls(text: str) -> list[Call]:
         if line.startswith("}"):
             caller = None
             continue
-        if caller is None or "!dbg" not in line:
+        if caller is None:
+            continue
+        if " invoke " in line and i + 1 < len(lines) and "to label" in lines[i + 1]:
+            line += lines[i + 1]  # an invoke's location is on its second line
+        if "!dbg" not in line:
             continue
         m = _CALL.search(line)
         if m is None:
@@ -181,16 +186,40 @@ def parse_calls(text: str) -> list[Call]:
     return out
 
 
+_DEFINE_DBG = re.compile(r"^define [^@]*@(\"(?:[^\"\\]|\\.)*\"|[-\w.$]+)\(.*!dbg !(\d+)",
+                         re.M)
+
+
 def subprograms(text: str) -> list[dict]:
-    """The IR's DISubprograms: [{"name", "linkage", "line"}]."""
+    """The IR's DISubprograms: [{"name", "linkage", "line", "file", "function"}], the
+    last the IR name of the function defined with it ("" if none is)."""
+    md = _Metadata(text)
+    defined = {m.group(2): _name(m.group(1)) for m in _DEFINE_DBG.finditer(text)}
     out = []
-    for m in _MD.finditer(text):
-        if m.group(2) == "DISubprogram":
-            fields = {k: v.strip() for k, v in _MD_FIELD.findall(m.group(3))}
-            out.append({"name": _scalar(fields.get("name", '""')),
+    for ref, (kind, fields) in md.nodes.items():
+        if kind == "DISubprogram":
+            file = fields.get("file")
+            out.append({"function": defined.get(ref, ""),
+                        "name": _scalar(fields.get("name", '""')),
                         "linkage": _scalar(fields.get("linkageName", '""')),
-                        "line": int(fields.get("line", "0"))})
+                        "line": int(fields.get("line", "0")),
+                        "file": _scalar(md.nodes.get(file.lstrip("!"), ("", {}))[1].get(
+                            "filename", '""')) if file else ""})
     return out
+
+
+def own_site_key(d: Decision, subs: list[dict]) -> str | None:
+    """The key of a decision if its call is in its caller's own code (no inlined-at chain):
+    the caller's subprogram (`subs` of an IR where the caller is defined) is in the
+    location's file, at or above its line, and no other subprogram of that file starts
+    between the two. None when that does not hold."""
+    own = [s for s in subs if s["function"] == d.caller]
+    if len(own) != 1 or own[0]["file"] != d.file or own[0]["line"] > d.line:
+        return None
+    sp = own[0]
+    if any(s["file"] == d.file and sp["line"] < s["line"] <= d.line for s in subs):
+        return None
+    return f"{sp['linkage'] or sp['name']}:{d.line - sp['line']}:{d.column}"
 
 
 def replay_line(callee: str, caller: str, key: str, inline: bool) -> str:
