@@ -165,15 +165,34 @@ def write_lines(path: str, lines: dict[tuple[str, str, str], bool]) -> None:
     write_atomic(path, text)
 
 
+def _copied_keys(site: tuple, by_loc: dict[tuple, list[ir_sites.Call]],
+                 frame_of: dict[str, tuple[str, int, str]]) -> set[str]:
+    """Keys of a call whose caller is gone from the IR (inlined everywhere, then deleted):
+    its copies in other functions carry the caller's frame, and the caller's own key is
+    their chain up to that frame (the frame whose function has the caller's name, first
+    line and file: short names alone are ambiguous)."""
+    function = frame_of.get(site[0])
+    out = set()
+    for call in by_loc.get(site[1:], ()) if function else ():
+        if function in call.functions:
+            j = call.functions.index(function)
+            out.add(" @ ".join(call.key.split(" @ ")[:j + 1]))
+    return out
+
+
 def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
-             calls: list[ir_sites.Call], lines: dict) -> bool:
-    """Keys for the pending groups whose call is in `calls`; True if any was added."""
+             calls: list[ir_sites.Call], lines: dict,
+             frame_of: dict[str, tuple[str, int, str]]) -> bool:
+    """Keys for the pending groups whose call, or a copy of it, is in `calls`; True if any
+    was added."""
     by_site: dict[tuple, set[str]] = {}
+    by_loc: dict[tuple, list[ir_sites.Call]] = {}
     for c in calls:
         by_site.setdefault(c.site, set()).add(c.key)
+        by_loc.setdefault(c.site[1:], []).append(c)
     added = False
     for site in list(pending):
-        keys = by_site.get(site)
+        keys = by_site.get(site) or _copied_keys(site, by_loc, frame_of)
         if not keys:
             continue
         answer = groups[site][0].inline
@@ -185,18 +204,27 @@ def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
     return added
 
 
+def _tuned_decisions(c: _Compiler, result: ModuleLines) -> tuple[list[ir_sites.Decision], str]:
+    """The tuned compile's decisions and final IR; sets result.tuned."""
+    record = os.path.join(c.scratch, "tuned.yaml")
+    tuned_ir = c.ir(["-fsave-optimization-record", f"-foptimization-record-file={record}",
+                     "-foptimization-record-passes=inline-ml"], "tuned", tuned=True)
+    result.tuned = executable_bytes(c.run([], "tuned.o", tuned=True))
+    with open(record) as f:
+        return ir_sites.parse_records(f.read()), tuned_ir
+
+
 def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
            scratch: str, rounds: int = 6) -> ModuleLines:
     """One module's lines, found and checked alone (steps 1-3 of the module doc)."""
     result = ModuleLines(module, saving)
     c = _Compiler(cmd, launcher, tuning, scratch)
-    record = os.path.join(scratch, "tuned.yaml")
-    tuned_ir = c.ir(["-fsave-optimization-record", f"-foptimization-record-file={record}",
-                     "-foptimization-record-passes=inline-ml"], "tuned", tuned=True)
-    result.tuned = executable_bytes(c.run([], "tuned.o", tuned=True))
-    with open(record) as f:
-        decisions = ir_sites.parse_records(f.read())
-    result.callers = {d.caller for d in decisions}
+    decisions, tuned_ir = _tuned_decisions(c, result)
+    subs = ir_sites.subprograms(c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
+    frame_of = {sp["function"]: (sp["linkage"] or sp["name"], sp["line"], sp["file"])
+                for sp in subs if sp["function"]}
+    result.callers = {d.caller for d in decisions} | {
+        n for sp in subs for n in (sp["name"], sp["linkage"]) if n}
     groups: dict[tuple, list[ir_sites.Decision]] = {}
     for d in decisions:
         groups.setdefault(d.site, []).append(d)
@@ -204,27 +232,22 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     result.departures = sum(d.inline != d.default for d in decisions)
     mixed = {s for s in wanted if len({d.inline for d in groups[s]}) > 1}
     pending = wanted - mixed
-    _resolve(groups, pending, ir_sites.parse_calls(tuned_ir), result.lines)
-    subs = ir_sites.subprograms(c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
-    result.callers |= {n for sp in subs for n in (sp["name"], sp["linkage"]) if n}
+    _resolve(groups, pending, ir_sites.parse_calls(tuned_ir), result.lines, frame_of)
     guessed = set()
     for site in list(pending):
-        d = groups[site][0]
-        key = ir_sites.own_site_key(d, subs)
+        key = ir_sites.own_site_key(groups[site][0], subs)
         if key is not None:
-            result.lines[(d.caller, d.callee, key)] = d.inline
+            result.lines[(site[0], site[1], key)] = groups[site][0].inline
             guessed.add(site)
     path = os.path.join(scratch, "lines.txt")
     for _ in range(rounds):
         write_lines(path, result.lines)
-        obj = c.run(replay_flags(path)[1:], "replay.o", tuned=False)
-        if executable_bytes(obj) == result.tuned:
+        if executable_bytes(c.run(replay_flags(path)[1:], "replay.o", False)) == result.tuned:
             result.exact_alone = True
             break
-        if not pending:
-            break
-        ir = c.ir(replay_flags(path)[1:], "replay", tuned=False)
-        if not _resolve(groups, pending, ir_sites.parse_calls(ir), result.lines):
+        ir = c.ir(replay_flags(path)[1:], "replay", tuned=False) if pending else ""
+        if not pending or not _resolve(groups, pending, ir_sites.parse_calls(ir),
+                                       result.lines, frame_of):
             break
     result.unresolved = len(pending - guessed) + len(mixed)
     if not result.exact_alone:

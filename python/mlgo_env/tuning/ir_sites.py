@@ -48,6 +48,8 @@ class Call:
     line: int
     column: int
     key: str          # the replay key of its location
+    #: per frame of the key, the function it is in: (name, first line, file)
+    functions: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def site(self) -> tuple[str, str, str, int, int]:
@@ -138,21 +140,26 @@ class _Metadata:
             raise ValueError(f"IR metadata scope {scope} names no file")
         return _scalar(self._node(fields["file"], ("DIFile",))["filename"])
 
-    def key(self, loc: str) -> tuple[str, str, int, int]:
-        """(replay key, innermost file, line, column) of the DILocation `loc`."""
-        frames, first = [], None
+    def key(self, loc: str) -> tuple[str, str, int, int, tuple]:
+        """(replay key, innermost file, line, column, functions) of the DILocation `loc`;
+        functions: per frame, (name, first line, file) of its subprogram."""
+        frames, functions, first = [], [], None
         ref: str | None = loc
         while ref is not None:
             fields = self._node(ref, ("DILocation",))
             sp = self.subprogram(fields["scope"])
             name = _scalar(sp.get("linkageName") or sp.get("name", '""'))
             line, column = int(fields.get("line", "0")), int(fields.get("column", "0"))
-            frames.append(f"{name}:{(line - int(sp.get('line', '0'))) % 2**32}:{column}")
+            start = int(sp.get("line", "0"))
+            frames.append(f"{name}:{(line - start) % 2**32}:{column}")
+            file = _scalar(self._node(sp["file"], ("DIFile",))["filename"]) if "file" in sp \
+                else ""
+            functions.append((name, start, file))
             if first is None:
                 first = (self.file_of(fields["scope"]), line, column)
             ref = fields.get("inlinedAt")
         assert first is not None
-        return (" @ ".join(frames), *first)
+        return (" @ ".join(frames), *first, tuple(functions))
 
 
 def parse_calls(text: str) -> list[Call]:
@@ -181,8 +188,8 @@ def parse_calls(text: str) -> list[Call]:
         callee = _name(m.group(1))
         if callee.startswith("llvm."):
             continue
-        key, file, lineno, column = md.key(m.group(2))
-        out.append(Call(caller, callee, file, lineno, column, key))
+        key, file, lineno, column, functions = md.key(m.group(2))
+        out.append(Call(caller, callee, file, lineno, column, key, functions))
     return out
 
 
