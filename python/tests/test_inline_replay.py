@@ -1,6 +1,7 @@
 """Replay keys and lines (mlgo_env.tuning.ir_sites, inline_replay): no clang here; the
 real compiler's side is tests/python/test_tune.py (a build with the file gives the tuned
 objects)."""
+import dataclasses
 import json
 
 import pytest
@@ -166,3 +167,40 @@ def test_lines_that_make_another_module_larger_are_dropped_only_if_the_total_shr
 
     assert ir._drop_spoilers(merged, [owner, other], cheap_drop) == 1
     assert merged.lines == {} and other.replayed == 40
+
+
+FRONT = """define internal i32 @h(i32 %0) !dbg !20 {
+  ret i32 0
+}
+define dso_local i32 @f(i32 %0) !dbg !10 {
+  ret i32 0
+}
+!1 = !DIFile(filename: "src/a.c", directory: "/w")
+!10 = distinct !DISubprogram(name: "f", scope: !1, file: !1, line: 10, unit: !0)
+!20 = distinct !DISubprogram(name: "h", scope: !1, file: !1, line: 20, unit: !0)
+"""
+
+
+def test_a_call_in_its_callers_own_code_is_keyed_from_the_callers_first_line():
+    subs = ir_sites.subprograms(FRONT)
+    assert {(s["function"], s["line"], s["file"]) for s in subs} == {
+        ("f", 10, "src/a.c"), ("h", 20, "src/a.c")}
+    own = ir_sites.Decision("f", "g", "src/a.c", 12, 7, True, False)
+    assert ir_sites.own_site_key(own, subs) == "f:2:7"
+    # past h's first line, or in another file, the call came from elsewhere: no guess
+    assert ir_sites.own_site_key(dataclasses.replace(own, line=22), subs) is None
+    assert ir_sites.own_site_key(dataclasses.replace(own, file="src/a.h"), subs) is None
+
+
+def test_status_names_a_replay_file_that_is_not_the_one_written(tmp_path):
+    from mlgo_env.tuning.table import TableError
+    ir.write_lines(str(tmp_path / "inline-replay.txt"), {("f", "g", "f:2:7"): False})
+    r = ir.ModuleLines("a.o", 1.0, {("f", "g", "f:2:7"): False}, tuned=b"x", replayed=1,
+                       exact=True, exact_alone=True)
+    ir._report(str(tmp_path), str(tmp_path / "inline-replay.txt"), [r],
+               ir.merge([r]), 0, lambda line: None)
+    assert ir.check_replay_file(str(tmp_path))["lines"] == 1
+    with open(tmp_path / "inline-replay.txt", "r+") as f:
+        f.truncate(50)
+    with pytest.raises(TableError, match="inline-replay.txt is not the file tune wrote"):
+        ir.check_replay_file(str(tmp_path))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import concurrent.futures as futures
 import dataclasses
+import hashlib
 import json
 import os
 import struct
@@ -400,7 +401,10 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
 def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, dropped: int,
             say: Callable[[str], None]) -> dict[str, Any]:
     with_lines = [r for r in results if r.lines]
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
     summary = {
+        "sha256": digest,
         "modules": len(results), "modules_with_lines": len(with_lines),
         "lines": len(merged.lines), "conflicts": merged.conflicts, "dropped": dropped,
         "exact": sum(r.exact for r in results),
@@ -428,4 +432,23 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
                 f" ({r.replayed - len(r.tuned):+d} bytes)"
             say(f"  not exact: {r.module}{size}: {r.why or 'the replayed object differs'}")
     say(f"build with: CFLAGS+=' {' '.join(summary['flags'])}' (also CXXFLAGS)")
+    return summary
+
+
+def check_replay_file(tuning: str) -> dict[str, Any]:
+    """The summary of DIR/inline-replay.json after checking that DIR/inline-replay.txt is
+    the file it describes. TableError naming the file when either is unreadable or the
+    text differs (cut, edited)."""
+    from .table import TableError
+    report, path = (os.path.join(tuning, f"inline-replay.{x}") for x in ("json", "txt"))
+    try:
+        with open(report) as f:
+            summary = json.load(f)["summary"]
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TableError(f"{report} or {path} cannot be read: {e}") from e
+    if not isinstance(summary, dict) or summary.get("sha256") != digest:
+        raise TableError(f"{path} is not the file tune wrote (its SHA-256 differs from "
+                         f"{report}): write it again with python -m mlgo_env.tune replay-file")
     return summary

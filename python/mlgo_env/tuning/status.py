@@ -12,7 +12,10 @@ Two views, each a few lines of text:
   got their tuned decisions, those without a decision to make, those that fell back with the
   launcher's reason and those that failed, each named.
 
-Raises TableError for a table or log that cannot be read.
+With an inline-replay file (python -m mlgo_env.tune replay-file), a line says whether the
+file is still the one tune wrote (its SHA-256 is in inline-replay.json).
+
+Raises TableError for a table, log or replay file that cannot be read or was altered.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
            f"decisions, made with {manifest['clang'].get('version', '?')}")
     for line in problems:
         yield f"  {line}"
+    yield from replay_file_lines(tuning)
     if corpus:
         yield from corpus_lines(corpus, entries, states, manifest["clang"].get("version", ""))
     log = log or os.path.join(tuning, "launch.log")
@@ -42,6 +46,19 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
         yield from log_lines(log)
     elif corpus is None:
         yield f"no launcher log at {log} (build with mlgo-env-launch --tuning={tuning})"
+
+
+def replay_file_lines(tuning: str) -> Iterator[str]:
+    """The inline-replay file against what tune wrote (its report keeps the file's
+    SHA-256: clang reads a line cut after " at callsite " as another key, silently)."""
+    from .inline_replay import check_replay_file
+    report = os.path.join(tuning, "inline-replay.json")
+    if not os.path.exists(report):
+        return
+    summary = check_replay_file(tuning)  # TableError (a ValueError) if it differs
+    yield (f"inline-replay file: {summary['lines']} lines, as written; exact for "
+           f"{summary['exact']} of {summary['modules']} modules when written "
+           f"(flags: {os.path.join(tuning, 'inline-replay.flags')})")
 
 
 def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
