@@ -1,4 +1,4 @@
-"""Replay keys and lines (mlgo_env.tuning.ir_sites, inline_replay): no clang here; the
+"""Replay keys and lines (mlgo_env.tuning.ir_sites, replay_lines, inline_replay): no clang here; the
 real compiler's side is tests/python/test_tune.py (a build with the file gives the tuned
 objects)."""
 import dataclasses
@@ -8,6 +8,7 @@ import pytest
 
 from mlgo_env.tuning import inline_replay as ir
 from mlgo_env.tuning import ir_sites
+from mlgo_env.tuning import replay_lines as rl
 
 RECORD = """--- !Passed
 Pass:            inline
@@ -118,7 +119,7 @@ def test_compile_commands_drop_outputs_and_dependency_files(tmp_path):
                                               "-MT", "x.lo", "-c", "x.c", "-o", ".libs/x.o"]},
         {"directory": "/b", "arguments": ["clang-22", "-c", "y.c", "-oy.o"]},
         {"directory": "/b", "arguments": ["clang-22", "-E", "z.c"]}]))
-    cmds = ir.compile_commands(str(tmp_path))
+    cmds = rl.compile_commands(str(tmp_path))
     assert cmds[".libs/x.o"].arguments == ["clang-22", "-Oz", "-c", "x.c"]
     assert cmds[".libs/x.o"].directory == "/b/sub"
     assert cmds["y.o"].arguments == ["clang-22", "-c", "y.c"]
@@ -129,13 +130,13 @@ def test_compile_commands_drop_outputs_and_dependency_files(tmp_path):
 def test_a_compile_commands_entry_without_arguments_is_an_error(tmp_path):
     (tmp_path / "compile_commands.json").write_text(json.dumps([{"directory": "/b"}]))
     with pytest.raises(ValueError, match="compile_commands.json"):
-        ir.compile_commands(str(tmp_path))
+        rl.compile_commands(str(tmp_path))
 
 
 def test_executable_bytes_refuses_what_is_not_elf(tmp_path):
     (tmp_path / "x.o").write_bytes(b"not an object")
     with pytest.raises(ValueError, match="ELF"):
-        ir.executable_bytes(str(tmp_path / "x.o"))
+        rl.executable_bytes(str(tmp_path / "x.o"))
 
 
 def test_merge_keeps_the_answer_of_the_module_that_saves_more():
@@ -194,8 +195,8 @@ def test_a_call_in_its_callers_own_code_is_keyed_from_the_callers_first_line():
 
 def test_status_names_a_replay_file_that_is_not_the_one_written(tmp_path):
     from mlgo_env.tuning.table import TableError
-    ir.write_lines(str(tmp_path / "inline-replay.txt"), {("f", "g", "f:2:7"): False})
-    r = ir.ModuleLines("a.o", 1.0, {("f", "g", "f:2:7"): False}, tuned=b"x", replayed=1,
+    rl.write_lines(str(tmp_path / "inline-replay.txt"), {("f", "g", "f:2:7"): False})
+    r = rl.ModuleLines("a.o", 1.0, {("f", "g", "f:2:7"): False}, tuned=b"x", replayed=1,
                        exact=True, exact_alone=True)
     ir._report(str(tmp_path), str(tmp_path / "inline-replay.txt"), [r],
                ir.merge([r]), 0, lambda line: None)
