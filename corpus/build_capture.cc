@@ -275,6 +275,27 @@ Result<fs::path> realCompiler(const fs::path& name, const fs::path& outputDir) {
   return compiler;
 }
 
+/// Shims `ar` and `ranlib` in `bin` running llvm-ar and llvm-ranlib from the
+/// real compiler's own directory (nothing when it has none): the objects carry
+/// bitcode, and GNU ar indexes such members through /usr/lib/bfd-plugins,
+/// where an older LLVMgold (Debian's llvm-14) fails on clang-22's bitcode and
+/// leaves the archive without symbols, so the build's links fail.
+Status writeArchiverShims(const fs::path& bin, const fs::path& cc) {
+  std::error_code ec;
+  fs::path dir = fs::canonical(cc, ec).parent_path();
+  if (ec)
+    return Status::success();
+  for (auto [name, tool] : {std::pair{"ar", "llvm-ar"}, std::pair{"ranlib", "llvm-ranlib"}}) {
+    fs::path real = dir / tool;
+    if (::access(real.c_str(), X_OK) != 0)
+      continue;
+    MLGO_TRY(writeWrapper(bin / name, fmt::format("#!/bin/sh\n# Written by mlgo-env corpus "
+                                                  "build: bitcode-aware archiver.\nexec {} \"$@\"\n",
+                                                  support::shellQuote(real.string()))));
+  }
+  return Status::success();
+}
+
 /// Writes the wrappers `cc` and `c++` and the shim directory `bin/` into
 /// the scratch directory.
 Status writeWrappers(const fs::path& scratch, const fs::path& cc, const fs::path& cxx,
@@ -285,7 +306,8 @@ Status writeWrappers(const fs::path& scratch, const fs::path& cc, const fs::path
   support::CompilerShimOptions shims;
   shims.cCommand = {(scratch / "cc").string()};
   shims.cxxCommand = {(scratch / "c++").string()};
-  return support::writeCompilerShims(scratch / "bin", shims);
+  MLGO_TRY(support::writeCompilerShims(scratch / "bin", shims));
+  return writeArchiverShims(scratch / "bin", cc);
 }
 
 } // namespace

@@ -54,6 +54,9 @@ check:
 ltocheck:
 	mkdir -p CMakeFiles/_CMakeLTOTest-C/bin && cd CMakeFiles/_CMakeLTOTest-C/bin && echo 'int main(void) { return 0; }' > main.c && $(CC) -c main.c
 checks: check ltocheck
+archive: obj/a.o obj/lib/b.o obj/c.o
+	ar cr obj/libb.a obj/lib/b.o && ranlib obj/libb.a && ar --version > obj/ar-version
+	$(CXX) obj/a.o obj/c.o -Lobj -lb -o prog2
 fail: obj/a.o
 	false
 )";
@@ -113,6 +116,21 @@ TEST(CaptureBuild, ExtractsEveryCompileOfAMakefileProject) {
     EXPECT_FALSE(original->at(".text").empty());
     EXPECT_EQ(*original, *recompiled) << module.name;
   }
+}
+
+// Objects carrying bitcode in a static archive: GNU ar indexes them through
+// /usr/lib/bfd-plugins, where an older LLVMgold (Debian's llvm-14, on this
+// machine) leaves the index empty and the link fails; the build's `ar` is
+// LLVM's.
+TEST(CaptureBuild, StaticArchivesOfBitcodeCarryingObjectsLink) {
+  TempDir dir;
+  writeProject(dir.path());
+  Result<BuildCaptureSummary> summary = capture(dir.path(), "archive");
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(summary->buildExitCode, 0);
+  EXPECT_TRUE(fs::exists(dir / "prog2"));
+  EXPECT_THAT(testing::readFile(dir / "obj/ar-version"), HasSubstr("LLVM"));
+  EXPECT_EQ(summary->compiles, 3u);
 }
 
 TEST(CaptureBuild, LeavesOutConfigureChecks) {
