@@ -20,12 +20,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..files import write_atomic
 from ..trace_log import _DTYPES, TraceError
 from .progress import Progress
 from .runner import Failure, TaskRunner
@@ -179,9 +179,9 @@ def merge_shards(shards: Sequence[ShardResult], order: Sequence[str], output: st
         failed += _failed_lines(shard.report)
     if header is None or csv_header is None:
         raise RuntimeError("no trace shard came back")
-    _write_atomically(output, [header] + [c for m in order for c in records.get(m, [])])
-    _write_atomically(output + ".csv", [(line + "\n").encode() for line in
-                                       [csv_header] + [r for m in order for r in rows.get(m, [])]])
+    write_atomic(output, [header] + [c for m in order for c in records.get(m, [])])
+    write_atomic(output + ".csv", [(line + "\n").encode() for line in
+                                 [csv_header] + [r for m in order for r in rows.get(m, [])]])
     return TraceSummary(output, sum(m in rows for m in order), observations, len(shards), failed)
 
 
@@ -189,20 +189,6 @@ def _csv_module_context(line: str) -> tuple[str, str]:
     import csv
     fields = next(csv.reader([line]))
     return fields[0], fields[1]
-
-
-def _write_atomically(path: str, parts: Sequence[bytes]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from ..files import write_atomic  # noqa: F401 - the tuning layer's writers
 from .identity import entry_key
 
 FORMAT = "mlgo-env-tuning"
@@ -87,21 +87,6 @@ class Entry:
                 raise TableError(f"{where}: entry '{entry.module}': '{name}' is not a "
                                  "SHA-256 in hex")
         return entry
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file in the same directory."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def write_table(directory: str, problem: str, features: Sequence[str], clang: dict,
