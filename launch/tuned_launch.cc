@@ -159,49 +159,12 @@ private:
       return Status::success();
     }
     size_t candidates = entries->size();
-    entry_ = pick(std::move(*entries));
+    entry_ = chooseEntry(std::move(*entries), tuned_.output);
     if (!entry_)
       why_ = fmt::format("{} tuned modules make this first decision and the object path "
                          "'{}' does not tell them apart",
                          candidates, tuned_.output);
     return Status::success();
-  }
-
-  /// Of several entries, the one whose module name shares the most trailing
-  /// path components with the object path (a build may name objects relative
-  /// to another directory than the corpus did). A tie between entries that
-  /// would answer differently: none (the path cannot tell them apart).
-  std::optional<TuningEntry> pick(std::vector<TuningEntry> entries) const {
-    if (entries.size() == 1)
-      return std::move(entries.front());
-    std::vector<size_t> shared;
-    for (const auto& e : entries)
-      shared.push_back(sharedTail(e.module, tuned_.output));
-    size_t most = *std::max_element(shared.begin(), shared.end());
-    const TuningEntry* chosen = nullptr;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (shared[i] != most)
-        continue;
-      if (chosen && (chosen->actions != entries[i].actions || chosen->stream != entries[i].stream))
-        return std::nullopt;
-      chosen = chosen ? chosen : &entries[i];
-    }
-    return *chosen;
-  }
-
-  /// How many trailing '/'-separated components `a` and `b` have in common.
-  static size_t sharedTail(std::string_view a, std::string_view b) {
-    size_t count = 0;
-    while (!a.empty() && !b.empty()) {
-      std::string_view x = a.substr(a.rfind('/') == std::string_view::npos ? 0 : a.rfind('/') + 1);
-      std::string_view y = b.substr(b.rfind('/') == std::string_view::npos ? 0 : b.rfind('/') + 1);
-      if (x != y)
-        break;
-      ++count;
-      a.remove_suffix(std::min(a.size(), x.size() + 1));
-      b.remove_suffix(std::min(b.size(), y.size() + 1));
-    }
-    return count;
   }
 
   Status replay(env::CompilerSession& session, const env::Observation& observation) {

@@ -1,6 +1,8 @@
 //===- launch/tuning_table.cc - reading a tuning directory ------------------===//
 #include "mlgo/launch/tuning_table.h"
 
+#include <algorithm>
+
 #include "mlgo/protocol/observation_codec.h"
 
 #include <llvm/Support/JSON.h>
@@ -186,6 +188,52 @@ Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) 
     if (e.first == firstHex)
       matching.push_back(std::move(e));
   return matching;
+}
+
+namespace {
+
+/// How many trailing '/'-separated components `a` and `b` have in common.
+size_t sharedTail(std::string_view a, std::string_view b) {
+  size_t count = 0;
+  while (!a.empty() && !b.empty()) {
+    std::string_view x = a.substr(a.rfind('/') == std::string_view::npos ? 0 : a.rfind('/') + 1);
+    std::string_view y = b.substr(b.rfind('/') == std::string_view::npos ? 0 : b.rfind('/') + 1);
+    if (x != y)
+      break;
+    ++count;
+    a.remove_suffix(std::min(a.size(), x.size() + 1));
+    b.remove_suffix(std::min(b.size(), y.size() + 1));
+  }
+  return count;
+}
+
+size_t components(std::string_view path) {
+  return static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1;
+}
+
+} // namespace
+
+std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
+                                       std::string_view objectPath) {
+  if (entries.size() <= 1)
+    return entries.empty() ? std::nullopt : std::optional<TuningEntry>(std::move(entries[0]));
+  std::vector<size_t> shared;
+  for (const auto& e : entries)
+    shared.push_back(sharedTail(e.module, objectPath));
+  size_t most = *std::max_element(shared.begin(), shared.end());
+  std::vector<const TuningEntry*> best, whole;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (shared[i] != most)
+      continue;
+    best.push_back(&entries[i]);
+    if (most > 0 && components(entries[i].module) == most)
+      whole.push_back(&entries[i]);
+  }
+  const auto& left = whole.empty() ? best : whole;
+  for (const TuningEntry* e : left)
+    if (e->actions != left.front()->actions || e->stream != left.front()->stream)
+      return std::nullopt;
+  return *left.front();
 }
 
 } // namespace mlgo::launch

@@ -56,6 +56,29 @@ TEST(TuningTableTest, RefusesWhatDoesNotHoldTogetherNamingTheFile) {
   }
 }
 
+TuningEntry named(std::string module, std::vector<uint8_t> actions) {
+  TuningEntry e;
+  e.module = std::move(module);
+  e.actions = std::move(actions);
+  e.stream = kStream;
+  return e;
+}
+
+TEST(TuningTableTest, ChoosesTheEntryTheObjectPathNames) {
+  // libtool compiles each source twice: .libs/x.o (PIC) and x.o
+  std::vector<TuningEntry> twins = {named(".libs/x.o", {1, 0}), named("x.o", {0, 1})};
+  EXPECT_EQ(chooseEntry(twins, ".libs/x.o")->module, ".libs/x.o");
+  EXPECT_EQ(chooseEntry(twins, "x.o")->module, "x.o");       // matched whole
+  EXPECT_EQ(chooseEntry(twins, "/b/src/x.o")->module, "x.o"); // likewise
+  EXPECT_FALSE(chooseEntry(twins, "y.o"));                    // nothing tells them apart
+  std::vector<TuningEntry> dirs = {named("a/x.o", {1}), named("b/x.o", {0})};
+  EXPECT_EQ(chooseEntry(dirs, "build/b/x.o")->module, "b/x.o");
+  EXPECT_FALSE(chooseEntry(dirs, "x.o"));
+  std::vector<TuningEntry> same = {named("a/x.o", {1}), named("b/x.o", {1})};
+  EXPECT_TRUE(chooseEntry(same, "x.o")); // they would answer alike
+  EXPECT_FALSE(chooseEntry({}, "x.o"));
+}
+
 TEST(TuningTableTest, ReadsAndChecksTheManifest) {
   std::string good = R"({"format": "mlgo-env-tuning", "version": 1, "problem": "regalloc",
     "features": ["a", "b"], "clang": {"path": "/c", "size": 1, "mtime_ns": 2,

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,15 @@ struct TuningEntry {
   double defaultScore = 0;
   double tunedScore = 0;
 };
+
+/// Of entries sharing a first decision, the one meant for the object at
+/// `objectPath` (as the compile names it): the entries whose module name
+/// shares the most trailing '/'-separated components with it, and of those,
+/// if any, the ones whose name is matched whole (`x.o` beats `.libs/x.o` for
+/// `-o x.o`). None when what is left would answer differently (the path
+/// cannot tell them apart); entries with the same actions and stream are one.
+std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
+                                       std::string_view objectPath);
 
 /// The compiler a table was made with.
 struct CompilerStamp {

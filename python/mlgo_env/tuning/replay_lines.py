@@ -116,10 +116,14 @@ class ModuleLines:
 
 
 class Compiler:
-    """Runs one module's compiles in a scratch directory."""
+    """Runs one module's compiles in a scratch directory. A compile through the launcher
+    writes to SCRATCH/<output stem>/<module>: the launcher tells entries that share a first
+    decision apart by the object path's trailing components (libtool's x.o and .libs/x.o)."""
 
-    def __init__(self, cmd: Command, launcher: str, tuning: str, scratch: str):
+    def __init__(self, cmd: Command, launcher: str, tuning: str, scratch: str,
+                 module: str = ""):
         self.cmd, self.launcher, self.tuning, self.scratch = cmd, launcher, tuning, scratch
+        self.module = module
 
     def run(self, extra: list[str], output: str, tuned: bool) -> str:
         argv = list(self.cmd.arguments)
@@ -129,6 +133,9 @@ class Compiler:
             if os.path.exists(log):
                 os.unlink(log)
         out = os.path.join(self.scratch, output)
+        if tuned and self.module:
+            out = os.path.join(self.scratch, os.path.splitext(output)[0], self.module)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
         r = subprocess.run(argv + ["-gline-tables-only", "-w", "-o", out] + extra,
                            cwd=self.cmd.directory, capture_output=True, text=True)
         if r.returncode != 0:
@@ -208,7 +215,7 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
            scratch: str, rounds: int = 6) -> ModuleLines:
     """One module's lines, found and checked alone (steps 1-3 of the module doc)."""
     result = ModuleLines(module, saving)
-    c = Compiler(cmd, launcher, tuning, scratch)
+    c = Compiler(cmd, launcher, tuning, scratch, module)
     decisions, tuned_ir = _tuned_decisions(c, result)
     subs = ir_sites.subprograms(c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
     frame_of = {sp["function"]: (sp["linkage"] or sp["name"], sp["line"], sp["file"])
