@@ -280,6 +280,8 @@ def main() -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", default="/tmp/mlgo-bench-tune")
+    p.add_argument("--workload-only", action="store_true",
+                   help="regalloc: only the workload, on the builds an earlier run left")
     a = p.parse_args()
     if a.package in RESERVED:
         p.error(f"{a.package} is reserved for evaluation")
@@ -291,6 +293,10 @@ def main() -> int:
     logs = os.path.join(work, "logs")
     os.makedirs(logs, exist_ok=True)
     tree = fetch(a.package, a.work)
+    if a.workload_only:
+        builds = {"plain": os.path.join(work, "plain"), "tuned": os.path.join(work, "tuned")}
+        workload(recipe, builds, workload_data(recipe, tree, work, builds), a.rounds)
+        return 0
     t0 = time.perf_counter()
     corpus, tuning = os.path.join(work, "corpus"), os.path.join(work, "tuning")
     if not os.path.exists(os.path.join(corpus, "corpus_description.json")):
