@@ -28,6 +28,9 @@ def write_atomic(path: str, data: str | bytes | Iterable[bytes]) -> None:
             else:
                 for part in data:
                     f.write(part)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it; mkstemp's is 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

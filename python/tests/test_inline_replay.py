@@ -139,6 +139,36 @@ def test_executable_bytes_refuses_what_is_not_elf(tmp_path):
         rl.executable_bytes(str(tmp_path / "x.o"))
 
 
+def test_ir_strings_are_hex_escaped_utf8():
+    ir = IR.replace('@"_ZN1S3runEv"', '@"caf\\C3\\A9"').replace(
+        'linkageName: "_ZN1S3runEv"', 'linkageName: "caf\\C3\\A9"')
+    assert ir_sites.parse_calls(ir)[2].caller == "caf\u00e9"
+    assert ir_sites.parse_calls(ir)[2].key.startswith("caf\u00e9:")
+
+
+def test_the_first_entry_keeps_a_module_name_two_give(tmp_path):
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": "/p/a", "arguments": ["clang-22", "-c", "u.c", "-o", "u.o"]},
+        {"directory": "/p/b", "arguments": ["clang-22", "-c", "u.c", "-o", "u.o"]},
+        {"directory": "/p/c", "arguments": ["clang-22", "-c", "v.c", "-o", "../out/v.o"]}]))
+    cmds = rl.compile_commands(str(tmp_path))
+    assert cmds["u.o"].directory == "/p/a" and cmds["/p/b/u.o"].directory == "/p/b"
+    assert "../out/v.o" not in cmds
+    assert rl.command_for(cmds, "out/v.o").directory == "/p/c"  # named from a common root
+    assert rl.command_for(cmds, "w.o") is None
+    (tmp_path / "compile_commands.json").write_text('{"not": "a list"}')
+    with pytest.raises(ValueError, match="not a list"):
+        rl.compile_commands(str(tmp_path))
+
+
+def test_one_callee_and_key_answered_both_ways_by_two_callers_is_a_conflict():
+    # -gline-tables-only gives A::get and B::get one frame name: clang keys by callee + key
+    a = ir.ModuleLines("a.o", 10.0, {("_ZN1A3getEv", "g", "get:1:2"): True})
+    b = ir.ModuleLines("b.o", 50.0, {("_ZN1B3getEv", "g", "get:1:2"): False})
+    m = ir.merge([a, b])
+    assert m.lines == {("_ZN1B3getEv", "g", "get:1:2"): False} and m.conflicts == 1
+
+
 def test_merge_keeps_the_answer_of_the_module_that_saves_more():
     a = ir.ModuleLines("a.o", 10.0, {("f", "g", "f:1:2"): True, ("f", "h", "f:3:4"): False})
     b = ir.ModuleLines("b.o", 50.0, {("f", "g", "f:1:2"): False})
@@ -193,11 +223,22 @@ def test_a_call_in_its_callers_own_code_is_keyed_from_the_callers_first_line():
     assert ir_sites.own_site_key(dataclasses.replace(own, file="src/a.h"), subs) is None
 
 
+def write_json(path, value):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value))
+
+
 def test_status_names_a_replay_file_that_is_not_the_one_written(tmp_path):
     from mlgo_env.tuning.table import TableError
     rl.write_lines(str(tmp_path / "inline-replay.txt"), {("f", "g", "f:2:7"): False})
     r = rl.ModuleLines("a.o", 1.0, {("f", "g", "f:2:7"): False}, tuned=b"x", replayed=1,
                        exact=True, exact_alone=True)
+    ir._report(str(tmp_path), str(tmp_path / "inline-replay.txt"), [r],
+               ir.merge([r]), 0, lambda line: None)
+    assert ir.check_replay_file(str(tmp_path))["lines"] == 1
+    write_json(tmp_path / "modules" / "0123456789abcdef.json", {"entries": []})
+    with pytest.raises(TableError, match="made from another table"):
+        ir.check_replay_file(str(tmp_path))
     ir._report(str(tmp_path), str(tmp_path / "inline-replay.txt"), [r],
                ir.merge([r]), 0, lambda line: None)
     assert ir.check_replay_file(str(tmp_path))["lines"] == 1

@@ -54,6 +54,8 @@ def _tune(argv: list[str]) -> int:
     p.add_argument("--progress-every", type=float, default=15.0, help="seconds between lines")
     p.add_argument("--no-replay-file", action="store_true",
                    help="inlining: do not write DIR/inline-replay.txt after the search")
+    p.add_argument("--launcher", help="mlgo-env-launch, for the replay file (default: the "
+                   "build tree's, or PATH)")
     cluster.add_arguments(p)
     a = p.parse_args(argv)
     if a.minutes <= 0 or a.workers < 1:
@@ -82,8 +84,11 @@ def _tune(argv: list[str]) -> int:
         return 130
     if a.problem == "inlining" and not a.no_replay_file and \
             os.path.isfile(os.path.join(a.corpus, "compile_commands.json")):
-        return _replay_file([f"--tuning={a.output}", f"--corpus={a.corpus}",
-                             f"--workers={a.workers}"])
+        # The table is written: a replay file that cannot be made is a warning, not a failure.
+        if _replay_file([f"--tuning={a.output}", f"--corpus={a.corpus}",
+                         f"--workers={a.workers}"] +
+                        ([f"--launcher={a.launcher}"] if a.launcher else [])) == 130:
+            return 130
     return 0
 
 
@@ -118,7 +123,7 @@ def _replay_file(argv: list[str]) -> int:
         print("tune replay-file: interrupted", file=sys.stderr)
         return 130
     except (ValueError, OSError) as e:
-        print(f"tune replay-file: {e}", file=sys.stderr)
+        print(f"tune replay-file: no inline-replay file written: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -21,12 +21,13 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from typing import Any, Callable
 
 from . import ir_sites
-from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
-                           executable_bytes, replay_flags, write_lines)
+from .replay_lines import (Command, Compiler, ModuleLines, command_for, compile_commands,
+                           derive, executable_bytes, replay_flags, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
 
 
@@ -38,20 +39,22 @@ class Merged:
 
 
 def merge(results: list[ModuleLines]) -> Merged:
-    """All modules' lines in one file; a key answered both ways keeps the answer of the
-    module that saves more (the other module is then usually inexact, and says so)."""
+    """All modules' lines in one file. clang looks a call up by callee and key alone (the
+    caller only says which functions are replayed), so a (callee, key) answered both ways,
+    by any callers, keeps the answer of the module that saves more (the other module is
+    then usually inexact, and says so)."""
     lines: dict[tuple[str, str, str], bool] = {}
     owners: dict[tuple[str, str, str], set[str]] = {}
-    best: dict[tuple[str, str, str], float] = {}
+    answer_of: dict[tuple[str, str], bool] = {}
     conflicts = 0
     for r in sorted(results, key=lambda r: -r.saving):
         for key, answer in r.lines.items():
-            if key in lines and lines[key] != answer:
+            site = (key[1], key[2])
+            if answer_of.setdefault(site, answer) != answer:
                 conflicts += 1
                 continue
             lines[key] = answer
             owners.setdefault(key, set()).add(r.module)
-            best.setdefault(key, r.saving)
     return Merged(lines, owners, conflicts)
 
 
@@ -111,7 +114,7 @@ def _reference(m: str, cmd: Command, scratch: str) -> ModuleLines:
     c = Compiler(cmd, "", "", scratch)
     r.callers = {n for sp in ir_sites.subprograms(
         c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
-        for n in (sp["name"], sp["linkage"]) if n}
+        for n in (sp["name"], sp["linkage"], sp["function"]) if n}
     r.tuned = executable_bytes(c.run([], "plain.o", False))
     r.exact_alone = True
     return r
@@ -127,13 +130,21 @@ def _build_modules(tuning: str, corpus: str
     if not os.path.isfile(db):
         raise ValueError(f"{db} does not exist: the replay file is made from the build's own "
                          "compiles (a corpus of `mlgo-env corpus build`)")
+    for tool in ("llvm-dis-22",):
+        if shutil.which(tool) is None:
+            raise ValueError(f"{tool} is not on PATH (Debian's llvm-22 package has it)")
     cmds = compile_commands(corpus)
     savings: dict[str, float] = {}
     for e in read_entries(tuning):
         savings[e.module] = max(savings.get(e.module, 0.0), e.default_score - e.tuned_score)
-    seen = {id(cmds[m]) for m in savings if m in cmds}
-    others = sorted(m for m, c in cmds.items() if not os.path.isabs(m) and id(c) not in seen)
-    return cmds, savings, sorted(savings, key=lambda m: -savings[m]) + others
+    found = {m: command_for(cmds, m) for m in savings}
+    seen = {id(c) for c in found.values() if c is not None}
+    others = [m for m, c in cmds.items() if not os.path.isabs(m) and id(c) not in seen]
+    seen |= {id(cmds[m]) for m in others}
+    others += [m for m, c in cmds.items() if os.path.isabs(m) and id(c) not in seen]
+    by_module = {m: c for m, c in found.items() if c is not None}
+    by_module.update({m: cmds[m] for m in others})
+    return by_module, savings, sorted(savings, key=lambda m: -savings[m]) + sorted(others)
 
 
 def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
@@ -142,6 +153,8 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
     from `corpus` (its compile_commands.json); returns the report's summary. Every module
     of the build is checked with the file: a line keyed in a header's inline function
     reaches every module that includes it."""
+    if not (os.path.isfile(launcher) and os.access(launcher, os.X_OK)):
+        raise ValueError(f"the launcher '{launcher}' is not an executable file")
     cmds, savings, modules = _build_modules(tuning, corpus)
     with tempfile.TemporaryDirectory(prefix="mlgo-replay-") as tmp:
         def one(i_m: tuple[int, str]) -> ModuleLines:
@@ -160,20 +173,22 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
         with futures.ThreadPoolExecutor(max(1, workers)) as pool:
             results = list(pool.map(one, enumerate(modules)))
         merged = merge(results)
-        path = os.path.join(tuning, "inline-replay.txt")
+        trial = os.path.join(tmp, "inline-replay.txt")  # the file as checked
         checkable = [(i, r) for i, r in enumerate(results) if r.tuned is not None]
+        if savings and not any(r.tuned is not None for r in results if r.module in savings):
+            raise ValueError("no tuned module could be compiled: "
+                             + next(r.why for r in results if r.module in savings))
 
-        def verify_all(write_only: bool = False) -> None:
-            write_lines(path, merged.lines)
-            if write_only:
-                return
+        def verify_all() -> None:
+            write_lines(trial, merged.lines)
             with futures.ThreadPoolExecutor(max(1, workers)) as pool:
-                list(pool.map(lambda ir: _verify(ir[1], cmds[ir[1].module], path,
+                list(pool.map(lambda ir: _verify(ir[1], cmds[ir[1].module], trial,
                                                  os.path.join(tmp, str(ir[0]))), checkable))
 
         verify_all()
         dropped = _drop_spoilers(merged, [r for _, r in checkable], verify_all)
-        verify_all(write_only=True)
+        path = os.path.join(tuning, "inline-replay.txt")
+        write_lines(path, merged.lines)
     return _report(tuning, path, results, merged, dropped, say)
 
 
@@ -183,7 +198,7 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     summary = {
-        "sha256": digest,
+        "sha256": digest, "table_sha256": table_digest(tuning),
         "modules": len(results), "modules_with_lines": len(with_lines),
         "lines": len(merged.lines), "conflicts": merged.conflicts, "dropped": dropped,
         "exact": sum(r.exact for r in results),
@@ -214,6 +229,17 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
     return summary
 
 
+def table_digest(tuning: str) -> str:
+    """SHA-256 over the table's entry files (names and bytes): what a replay file was made
+    from."""
+    h = hashlib.sha256()
+    folder = os.path.join(tuning, "modules")
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        with open(os.path.join(folder, name), "rb") as f:
+            h.update(name.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
+
+
 def check_replay_file(tuning: str) -> dict[str, Any]:
     """The summary of DIR/inline-replay.json after checking that DIR/inline-replay.txt is
     the file it describes. TableError naming the file when either is unreadable or the
@@ -229,4 +255,7 @@ def check_replay_file(tuning: str) -> dict[str, Any]:
     if not isinstance(summary, dict) or summary.get("sha256") != digest:
         raise TableError(f"{path} is not the file tune wrote (its SHA-256 differs from "
                          f"{report}): write it again with python -m mlgo_env.tune replay-file")
+    if summary.get("table_sha256") != table_digest(tuning):
+        raise TableError(f"{path} was made from another table than {tuning}/modules now holds: "
+                         "write it again with python -m mlgo_env.tune replay-file")
     return summary

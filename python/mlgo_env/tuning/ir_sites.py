@@ -65,8 +65,8 @@ def _scalar(text: str) -> str:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] == "'":
         return text[1:-1].replace("''", "'")
-    if len(text) >= 2 and text[0] == text[-1] == '"':
-        return bytes(text[1:-1], "utf-8").decode("unicode_escape")
+    if len(text) >= 2 and text[0] == text[-1] == '"':  # YAML's escapes, UTF-8 kept
+        return re.sub(r'\\(["\\/])', r"\1", text[1:-1])
     return text
 
 
@@ -107,8 +107,17 @@ _DEFINE = re.compile(r"^define [^@]*@(\"(?:[^\"\\]|\\.)*\"|[-\w.$]+)\(")
 _CALL = re.compile(r"\b(?:call|invoke)\b[^@]*?@(\"(?:[^\"\\]|\\.)*\"|[-\w.$]+)\(.*!dbg !(\d+)")
 
 
+def _ir_string(token: str) -> str:
+    """An LLVM IR quoted string: "\\XX" is the byte 0xXX, "\\\\" a backslash; UTF-8."""
+    body = token[1:-1] if len(token) >= 2 and token[0] == token[-1] == '"' else token
+    raw = re.sub(rb"\\([0-9A-Fa-f]{2}|\\)",
+                 lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]),
+                 body.encode("utf-8"))
+    return raw.decode("utf-8", errors="replace")
+
+
 def _name(token: str) -> str:
-    return _scalar(token) if token.startswith('"') else token
+    return _ir_string(token) if token.startswith('"') else token
 
 
 class _Metadata:
@@ -138,7 +147,7 @@ class _Metadata:
         kind, fields = self.nodes.get(scope.lstrip("!"), ("", {}))
         if "file" not in fields:
             raise ValueError(f"IR metadata scope {scope} names no file")
-        return _scalar(self._node(fields["file"], ("DIFile",))["filename"])
+        return _ir_string(self._node(fields["file"], ("DIFile",))["filename"])
 
     def key(self, loc: str) -> tuple[str, str, int, int, tuple]:
         """(replay key, innermost file, line, column, functions) of the DILocation `loc`;
@@ -148,11 +157,11 @@ class _Metadata:
         while ref is not None:
             fields = self._node(ref, ("DILocation",))
             sp = self.subprogram(fields["scope"])
-            name = _scalar(sp.get("linkageName") or sp.get("name", '""'))
+            name = _ir_string(sp.get("linkageName") or sp.get("name", '""'))
             line, column = int(fields.get("line", "0")), int(fields.get("column", "0"))
             start = int(sp.get("line", "0"))
             frames.append(f"{name}:{(line - start) % 2**32}:{column}")
-            file = _scalar(self._node(sp["file"], ("DIFile",))["filename"]) if "file" in sp \
+            file = _ir_string(self._node(sp["file"], ("DIFile",))["filename"]) if "file" in sp \
                 else ""
             functions.append((name, start, file))
             if first is None:
@@ -207,10 +216,10 @@ def subprograms(text: str) -> list[dict]:
         if kind == "DISubprogram":
             file = fields.get("file")
             out.append({"function": defined.get(ref, ""),
-                        "name": _scalar(fields.get("name", '""')),
-                        "linkage": _scalar(fields.get("linkageName", '""')),
+                        "name": _ir_string(fields.get("name", '""')),
+                        "linkage": _ir_string(fields.get("linkageName", '""')),
                         "line": int(fields.get("line", "0")),
-                        "file": _scalar(md.nodes.get(file.lstrip("!"), ("", {}))[1].get(
+                        "file": _ir_string(md.nodes.get(file.lstrip("!"), ("", {}))[1].get(
                             "filename", '""')) if file else ""})
     return out
 

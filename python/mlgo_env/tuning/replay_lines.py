@@ -25,6 +25,7 @@ import json
 import os
 import struct
 import subprocess
+from typing import Any
 
 from . import ir_sites
 from .table import write_atomic
@@ -48,36 +49,63 @@ class Command:
     directory: str
 
 
-def compile_commands(corpus: str) -> dict[str, Command]:
-    """{module name: its compile} from the corpus's compile_commands.json; modules are named
-    as `mlgo-env corpus build` names them (the object relative to the entry's directory)."""
-    path = os.path.join(corpus, "compile_commands.json")
-    with open(path) as f:
-        entries = json.load(f)
-    out = {}
-    for e in entries:
-        args, directory = e.get("arguments"), e.get("directory")
-        if not isinstance(args, list) or not isinstance(directory, str):
-            raise ValueError(f"{path}: an entry lacks arguments or directory")
-        kept, output, i = [], None, 0
-        while i < len(args):
-            a = args[i]
-            if a in _DEP_FLAGS_WITH_VALUE and i + 1 < len(args):
-                output = args[i + 1] if a == "-o" else output
-                i += 2
-                continue
-            if a.startswith("-o") and len(a) > 2:
-                output = a[2:]
-            elif a not in _DEP_FLAGS:
-                kept.append(a)
-            i += 1
-        if output is None:
+def _command(e: Any, path: str) -> tuple[Command, str] | None:
+    """One entry's compile (without outputs) and its object path; None without `-o`."""
+    if not isinstance(e, dict) or not isinstance(e.get("arguments"), list) or \
+            not all(isinstance(a, str) for a in e["arguments"]) or \
+            not isinstance(e.get("directory"), str):
+        raise ValueError(f"{path}: an entry lacks arguments (a list of strings) or directory")
+    args, directory = e["arguments"], e["directory"]
+    kept, output, i = [], None, 0
+    while i < len(args):
+        a = args[i]
+        if a in _DEP_FLAGS_WITH_VALUE and i + 1 < len(args):
+            output = args[i + 1] if a == "-o" else output
+            i += 2
             continue
-        obj = os.path.normpath(os.path.join(directory, output))
-        command = Command(kept, directory)
-        out[os.path.relpath(obj, directory)] = command
+        if a.startswith("-o") and len(a) > 2:
+            output = a[2:]
+        elif a not in _DEP_FLAGS:
+            kept.append(a)
+        i += 1
+    if output is None:
+        return None
+    return Command(kept, directory), os.path.normpath(os.path.join(directory, output))
+
+
+def compile_commands(corpus: str) -> dict[str, Command]:
+    """{module name: its compile} from the corpus's compile_commands.json, each also under
+    its object's absolute path. Modules are named as `mlgo-env corpus build` names them: the
+    object relative to its entry's directory, the first entry keeping a name two give."""
+    path = os.path.join(corpus, "compile_commands.json")
+    try:
+        with open(path) as f:
+            entries = json.load(f)
+    except ValueError as e:
+        raise ValueError(f"{path}: not JSON ({e})") from e
+    if not isinstance(entries, list):
+        raise ValueError(f"{path}: not a list of compile entries")
+    out: dict[str, Command] = {}
+    for e in entries:
+        found = _command(e, path)
+        if found is None:
+            continue
+        command, obj = found
+        rel = os.path.relpath(obj, command.directory)
+        if not rel.startswith(".." + os.sep):
+            out.setdefault(rel, command)
         out.setdefault(obj, command)
     return out
+
+
+def command_for(cmds: dict[str, Command], module: str) -> Command | None:
+    """The compile of `module`: by its name, else the one object whose absolute path ends
+    with it (objects outside their entry's directory are named from a common root)."""
+    if module in cmds:
+        return cmds[module]
+    ends = {id(c): c for name, c in cmds.items()
+            if os.path.isabs(name) and name.endswith(os.sep + module)}
+    return next(iter(ends.values())) if len(ends) == 1 else None
 
 
 def executable_bytes(path: str) -> bytes:
@@ -86,14 +114,17 @@ def executable_bytes(path: str) -> bytes:
         data = f.read()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    out = []
-    for i in range(shnum):
-        _name, _type, flags, _addr, offset, size = struct.unpack_from(
-            "<IIQQQQ", data, shoff + i * shentsize)
-        if flags & 0x4 and _type != 8:  # SHF_EXECINSTR, not SHT_NOBITS
-            out.append(data[offset:offset + size])
+    try:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+        out = []
+        for i in range(shnum):
+            _name, _type, flags, _addr, offset, size = struct.unpack_from(
+                "<IIQQQQ", data, shoff + i * shentsize)
+            if flags & 0x4 and _type != 8:  # SHF_EXECINSTR, not SHT_NOBITS
+                out.append(data[offset:offset + size])
+    except struct.error as e:
+        raise ValueError(f"{path}: a truncated ELF file ({e})") from e
     return b"".join(out)
 
 
@@ -142,7 +173,10 @@ class Compiler:
             raise RuntimeError(f"compile failed ({r.returncode}): {r.stderr.strip()[-400:]}")
         if tuned:
             with open(log) as f:
-                outcome = json.loads(f.read().splitlines()[-1])
+                lines = f.read().splitlines()
+            if not lines:
+                raise RuntimeError(f"the launcher wrote no log line to {log}")
+            outcome = json.loads(lines[-1])
             if outcome.get("outcome") not in ("tuned", "no-decisions"):
                 raise RuntimeError(f"the launcher did not apply the table to this compile "
                                    f"({outcome.get('outcome')}: {outcome.get('why')})")
@@ -221,7 +255,7 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     frame_of = {sp["function"]: (sp["linkage"] or sp["name"], sp["line"], sp["file"])
                 for sp in subs if sp["function"]}
     result.callers = {d.caller for d in decisions} | {
-        n for sp in subs for n in (sp["name"], sp["linkage"]) if n}
+        n for sp in subs for n in (sp["name"], sp["linkage"], sp["function"]) if n}
     groups: dict[tuple, list[ir_sites.Decision]] = {}
     for d in decisions:
         groups.setdefault(d.site, []).append(d)
