@@ -56,10 +56,13 @@ def load_core() -> ModuleType:
 
 
 def find_program(name: str, explicit: Optional[str] = None) -> str:
-    """One of the project's executables (mlgo-env, mlgo-env-launch): `explicit`, the
-    environment variable named after it ($MLGO_ENV, $MLGO_ENV_LAUNCH), the checkout's build
-    tree, or PATH. FileNotFoundError saying how to name it when none is executable."""
+    """One of the project's executables (mlgo-env, mlgo-env-launch): `explicit` (which must
+    be executable), else the environment variable named after it ($MLGO_ENV,
+    $MLGO_ENV_LAUNCH), the checkout's build tree, or PATH. FileNotFoundError saying how to
+    name it when none is executable."""
     variable = name.upper().replace("-", "_")
+    if explicit and not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+        raise FileNotFoundError(f"{explicit} (given as {name}) is not an executable file")
     candidates = [explicit, os.environ.get(variable),
                   os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                "build", "src", name),
