@@ -285,7 +285,8 @@ Status writeArchiverShims(const fs::path& bin, const fs::path& cc) {
   fs::path dir = fs::canonical(cc, ec).parent_path();
   if (ec)
     return Status::success();
-  for (auto [name, tool] : {std::pair{"ar", "llvm-ar"}, std::pair{"ranlib", "llvm-ranlib"}}) {
+  for (auto [name, tool] : {std::pair{"ar", "llvm-ar"}, std::pair{"ranlib", "llvm-ranlib"},
+                            std::pair{"nm", "llvm-nm"}}) {
     fs::path real = dir / tool;
     if (::access(real.c_str(), X_OK) != 0)
       continue;

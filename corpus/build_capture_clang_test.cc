@@ -56,6 +56,7 @@ ltocheck:
 checks: check ltocheck
 archive: obj/a.o obj/lib/b.o obj/c.o
 	ar cr obj/libb.a obj/lib/b.o && ranlib obj/libb.a && ar --version > obj/ar-version
+	nm obj/lib/b.o > obj/b.symbols
 	$(CXX) obj/a.o obj/c.o -Lobj -lb -o prog2
 fail: obj/a.o
 	false
@@ -130,6 +131,7 @@ TEST(CaptureBuild, StaticArchivesOfBitcodeCarryingObjectsLink) {
   EXPECT_EQ(summary->buildExitCode, 0);
   EXPECT_TRUE(fs::exists(dir / "prog2"));
   EXPECT_THAT(testing::readFile(dir / "obj/ar-version"), HasSubstr("LLVM"));
+  EXPECT_THAT(testing::readFile(dir / "obj/b.symbols"), HasSubstr("T helper"));
   EXPECT_EQ(summary->compiles, 3u);
 }
 

@@ -16,11 +16,11 @@
 /// finds itself; the build command itself is looked up in the new PATH
 /// (`corpus build -- cc -c x.c` is caught). `CCACHE_DISABLE=1` is set too:
 /// a ccache in front would answer from its cache without compiling. The
-/// shim directory also has `ar` and `ranlib` running llvm-ar and llvm-ranlib
-/// from the real C compiler's directory (when it has them): GNU ar indexes
-/// members that carry bitcode through /usr/lib/bfd-plugins, and an older
-/// LLVMgold there (Debian's llvm-14) fails on clang-22's bitcode, leaving
-/// static archives without symbols and the build's links failing.
+/// shim directory also has `ar`, `ranlib` and `nm` running LLVM's from the
+/// real C compiler's directory (when it has them): GNU ar and nm read objects
+/// that carry bitcode through /usr/lib/bfd-plugins, and an older LLVMgold
+/// there (Debian's llvm-14) fails on clang-22's bitcode, leaving static
+/// archives without symbols (the build's links fail) and nm's lists empty.
 /// Not caught: a compiler called by absolute path (`/usr/bin/gcc`), a CMake
 /// or Meson build directory configured before (it keeps the compilers it
 /// found then; configure a fresh one inside the command), a compiler server
