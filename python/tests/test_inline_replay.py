@@ -8,6 +8,7 @@ import pytest
 
 from mlgo_env.tuning import inline_replay as ir
 from mlgo_env.tuning import ir_sites
+from mlgo_env import elf
 from mlgo_env.tuning import replay_lines as rl
 
 RECORD = """--- !Passed
@@ -136,7 +137,7 @@ def test_a_compile_commands_entry_without_arguments_is_an_error(tmp_path):
 def test_executable_bytes_refuses_what_is_not_elf(tmp_path):
     (tmp_path / "x.o").write_bytes(b"not an object")
     with pytest.raises(ValueError, match="ELF"):
-        rl.executable_bytes(str(tmp_path / "x.o"))
+        elf.executable_bytes(str(tmp_path / "x.o"))
 
 
 def test_ir_strings_are_hex_escaped_utf8():

@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -35,30 +34,13 @@ sys.path.insert(0, os.path.join(CHECKOUT, "python"))
 import numpy as np  # noqa: E402
 
 import mlgo_env  # noqa: E402
+from mlgo_env.elf import executable_sections  # noqa: E402,F401 - also bench/'s
 from mlgo_env.policies.policy import Layer, Policy, save_policy  # noqa: E402
 
 MLGO_ENV = os.environ.get("MLGO_ENV", "")
 MLGO_ENV_LAUNCH = os.environ.get("MLGO_ENV_LAUNCH", "")
 PROJECT = os.path.join(CHECKOUT, "tests", "data", "launch_project")
 CC, CXX = shutil.which("clang-22"), shutil.which("clang++-22")
-
-
-def executable_sections(path):
-    """[(name, bytes)] of the SHF_EXECINSTR sections of a 64-bit little-endian ELF file."""
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, path
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-               for i in range(shnum)]
-    names_at = headers[shstrndx][4]
-    out = []
-    for name, _type, flags, _addr, offset, size, *_ in headers:
-        if flags & 0x4:
-            end = data.index(b"\0", names_at + name)
-            out.append((data[names_at + name:end].decode(), data[offset:offset + size]))
-    return out
 
 
 def text_bytes(path):

@@ -25,9 +25,10 @@ import shutil
 import tempfile
 from typing import Any, Callable
 
+from ..elf import executable_bytes
 from . import ir_sites
 from .replay_lines import (Command, Compiler, ModuleLines, command_for, compile_commands,
-                           derive, executable_bytes, replay_flags, write_lines)
+                           derive, replay_flags, replay_options, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
 
 
@@ -61,7 +62,7 @@ def merge(results: list[ModuleLines]) -> Merged:
 def _verify(r: ModuleLines, cmd: Command, path: str, scratch: str) -> None:
     c = Compiler(cmd, "", "", scratch)
     try:
-        got = executable_bytes(c.run(replay_flags(path)[1:], "merged.o", False))
+        got = executable_bytes(c.run(replay_options(path), "merged.o", False))
     except (RuntimeError, ValueError, OSError) as e:
         r.exact, r.replayed, r.why = False, None, f"with the whole file: {e}"
         return

@@ -14,7 +14,7 @@ compile_commands.json, run in its directory with its outputs sent to a scratch d
 3. the module compiled with its lines must give the tuned object's executable bytes
    (`exact_alone`); the launcher's tuned object with `-gline-tables-only` is the reference.
 
-The whole build's file is replay_file.py's. Blocking (runs clang); errors: RuntimeError for
+The whole build's file is inline_replay.py's. Blocking (runs clang); errors: RuntimeError for
 a failed compile, ValueError/OSError naming what is malformed.
 """
 
@@ -23,24 +23,31 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import struct
 import subprocess
 from typing import Any
 
+from ..elf import executable_bytes
 from . import ir_sites
 from .table import write_atomic
 
-#: added to the build's compiles with the replay file (locations without debug sections
-#: would also do: any -Rpass=REGEX; -gline-tables-only is what the lines were made with)
+#: the keys' form (no discriminators: they exist only with profile-directed flags)
 FORMAT = "LineColumn"
+#: locations for the replay advisor to key calls by; every compile here and the build's use
+#: it (any -Rpass=REGEX would give locations too, but the keys are made with this one's names)
+LOCATIONS = "-gline-tables-only"
 _DEP_FLAGS_WITH_VALUE = {"-MF", "-MT", "-MQ", "-o"}
 _DEP_FLAGS = {"-MD", "-MMD", "-MP", "-M", "-MM"}
 
 
-def replay_flags(path: str) -> list[str]:
-    """The compile flags that make clang-22 apply the replay file at `path`."""
-    return ["-gline-tables-only", "-mllvm", f"-cgscc-inline-replay={os.path.abspath(path)}",
+def replay_options(path: str) -> list[str]:
+    """The -mllvm options that make clang-22 apply the replay file at `path`."""
+    return ["-mllvm", f"-cgscc-inline-replay={os.path.abspath(path)}",
             "-mllvm", f"-cgscc-inline-replay-format={FORMAT}"]
+
+
+def replay_flags(path: str) -> list[str]:
+    """The compile flags a build adds to apply the replay file at `path`."""
+    return [LOCATIONS] + replay_options(path)
 
 
 @dataclasses.dataclass
@@ -108,26 +115,6 @@ def command_for(cmds: dict[str, Command], module: str) -> Command | None:
     return next(iter(ends.values())) if len(ends) == 1 else None
 
 
-def executable_bytes(path: str) -> bytes:
-    """The SHF_EXECINSTR sections of a 64-bit little-endian ELF object, concatenated."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError(f"{path}: not a 64-bit little-endian ELF file")
-    try:
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-        out = []
-        for i in range(shnum):
-            _name, _type, flags, _addr, offset, size = struct.unpack_from(
-                "<IIQQQQ", data, shoff + i * shentsize)
-            if flags & 0x4 and _type != 8:  # SHF_EXECINSTR, not SHT_NOBITS
-                out.append(data[offset:offset + size])
-    except struct.error as e:
-        raise ValueError(f"{path}: a truncated ELF file ({e})") from e
-    return b"".join(out)
-
-
 @dataclasses.dataclass
 class ModuleLines:
     module: str
@@ -167,7 +154,7 @@ class Compiler:
         if tuned and self.module:
             out = os.path.join(self.scratch, os.path.splitext(output)[0], self.module)
             os.makedirs(os.path.dirname(out), exist_ok=True)
-        r = subprocess.run(argv + ["-gline-tables-only", "-w", "-o", out] + extra,
+        r = subprocess.run(argv + [LOCATIONS, "-w", "-o", out] + extra,
                            cwd=self.cmd.directory, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"compile failed ({r.returncode}): {r.stderr.strip()[-400:]}")
@@ -273,10 +260,10 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     path = os.path.join(scratch, "lines.txt")
     for _ in range(rounds):
         write_lines(path, result.lines)
-        if executable_bytes(c.run(replay_flags(path)[1:], "replay.o", False)) == result.tuned:
+        if executable_bytes(c.run(replay_options(path), "replay.o", False)) == result.tuned:
             result.exact_alone = True
             break
-        ir = c.ir(replay_flags(path)[1:], "replay", tuned=False) if pending else ""
+        ir = c.ir(replay_options(path), "replay", tuned=False) if pending else ""
         if not pending or not _resolve(groups, pending, ir_sites.parse_calls(ir),
                                        result.lines, frame_of):
             break
