@@ -10,7 +10,7 @@
 ///   clang <recompile args, input <key>.bc> -disable-llvm-optzns ...        each episode
 ///
 /// which gives the full compile's code byte for byte at about half the cost
-/// (LLVM-FACTS.md; `-emit-llvm-uselists` matters: use-list order steers
+/// (docs/clang-facts.md; `-emit-llvm-uselists` matters: use-list order steers
 /// codegen). This cache keeps that bitcode, one entry per key:
 ///
 ///   <dir>/<key>.bc     the optimised bitcode
