@@ -71,6 +71,8 @@
 namespace mlgo::policy {
 
 /// The emulation's name and version, as traces and `describe` report it.
+/// Earlier version: `host-emulation-v1` (until 2026-11-26; traces made then
+/// carry it in their header) applied rule 4 to unspillable ranges too.
 inline constexpr std::string_view kDefaultEvictionPolicyName = "host-emulation-v2";
 
 /// The features the emulation reads, one value per column (the last column
