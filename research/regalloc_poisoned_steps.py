@@ -4,7 +4,7 @@
 clang's ML eviction advisor divides every column's `use_def_density` by the largest one.
 An unspillable interference weighs infinity, so when one sits in a legal column that
 column reads NaN and *every other column, the live range's own included, reads 0*: the
-step carries no weight order at all (a "poisoned" step). The emulation (host-emulation-v1,
+step carries no weight order at all (a "poisoned" step). The emulation (host-emulation-v2,
 include/mlgo/policy/default_eviction.h) then never finds a lighter interference and
 evicts nothing, where clang, comparing the real weights, may evict.
 

@@ -37,7 +37,7 @@ FILES = {
                  "\n`src/lapi.o`, `xzdec.c`, Debian clang version 22.1.8, COPY-OF-mlgo-env-x\n",
     "docs/tuning-format.md": "# The table (format version 2)\n",
     "docs/training-log.md": "`mlgo_env.removed` [e](gone.md) `mlgo-env-gone`\n",
-    "docs/c.md": "[r](../README.md) and ../../shared/x.md, `../elsewhere/`\n",
+    "docs/c.md": "[r](../README.md) and ../../outside/x.md, `../elsewhere/`\n",
 }
 WANT = [
     "docs/a.md:4: no such file or folder: bench/gone.py",
@@ -49,7 +49,7 @@ WANT = [
     "docs/a.md:9: `host-emulation-v2`: the code writes host-emulation-v3",
     "docs/a.md:10: host-emulation-v1: no such version in the code",
     "docs/a.md:11: policy version 4",
-    "docs/c.md:1: a path outside the repository: ../../shared/x.md",
+    "docs/c.md:1: a path outside the repository: ../../outside/x.md",
     "docs/c.md:1: no such file or folder: ../elsewhere/",
     "docs/training-log.md:1: link to a missing file: gone.md",
     "docs/training-log.md:1: mlgo-env-gone: named nowhere in the code",
