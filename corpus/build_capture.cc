@@ -1,8 +1,8 @@
 //===- corpus/build_capture.cc - a corpus from a build --------------------===//
 #include "mlgo/corpus/build_capture.h"
+#include "mlgo/corpus/compile_entry.h"
 
 #include "build_hints.h"
-#include "compile_entry.h"
 #include "file_util.h"
 
 #include "mlgo/support/cleanup_scope.h"
@@ -110,10 +110,24 @@ for a in "$@"; do
   case "$a" in
     -c) c=1 ;;
     -E|-S|-M|-MM|-fsyntax-only) other=1 ;;
+    @?*)
+      r=${{a#@}}
+      if [ -r "$r" ]; then
+        grep -Eq -- '(^|[[:space:]])-c([[:space:]]|$)' "$r" && c=1
+        grep -Eq -- '(^|[[:space:]])(-E|-S|-M|-MM|-fsyntax-only)([[:space:]]|$)' "$r" && other=1
+      fi ;;
   esac
 done
 if [ "$c" = 1 ] && [ "$other" = 0 ]; then
-  f=$(mktemp {log}/compile.XXXXXXXXXX) && printf '%s\0' "$PWD" {cc} "$@" > "$f"
+  if f=$(mktemp {log}/compile.XXXXXXXXXX); then
+    printf '%s\0' "$PWD" {cc} "$@" > "$f"
+    n=0
+    for a in "$@"; do
+      case "$a" in
+        @?*) n=$((n+1)); cat -- "${{a#@}}" > "$f.rsp$n" 2>/dev/null || rm -f "$f.rsp$n" ;;
+      esac
+    done
+  fi
   exec {cc} {compile} "$@"
 fi
 if [ "$c" = 0 ] && [ "$other" = 0 ]; then
@@ -181,18 +195,40 @@ Result<int> runBuild(const std::vector<std::string>& command, const std::string&
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/// The source a recorded compile reads (last source-looking argument), or "".
-fs::path sourceOf(const std::vector<std::string>& args, const fs::path& directory) {
-  static constexpr std::string_view kExtensions[] = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C",
-                                                     ".m", ".mm", ".i",   ".ii",  ".s",   ".S"};
-  for (std::size_t i = args.size(); i-- > 1;) {
-    if (args[i].starts_with("-"))
+/// Whether a source of the recorded compile `args` is gone (`directory`
+/// holds the relative ones): a configure check's scratch file.
+bool sourceGone(const std::vector<std::string>& args, const fs::path& directory) {
+  std::error_code ec;
+  for (std::size_t i : sourceArguments(args))
+    if (!fs::exists(directory / args[i], ec))
+      return true;
+  return false;
+}
+
+/// `args` (argv[0] the compiler) with each `@file` replaced by the words of
+/// the copy the wrapper saved when the compile ran (`<record>.rsp<N>`, N
+/// counting them from 1): Ninja deletes its response files after the
+/// command. An `@file` without a copy stays as it is.
+std::vector<std::string> inlineResponseFiles(std::vector<std::string> args,
+                                             const fs::path& record) {
+  std::vector<std::string> out;
+  int n = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (i == 0 || args[i].size() < 2 || args[i].front() != '@') {
+      out.push_back(std::move(args[i]));
       continue;
-    std::string ext = fs::path(args[i]).extension().string();
-    if (std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions))
-      return directory / args[i];
+    }
+    fs::path copy = record;
+    copy += ".rsp" + std::to_string(++n);
+    Result<std::string> words = detail::readFile(copy, "response file copy");
+    if (!words) {
+      out.push_back(std::move(args[i]));
+      continue;
+    }
+    for (std::string& word : splitShellWords(*words))
+      out.push_back(std::move(word));
   }
-  return {};
+  return out;
 }
 
 /// Whether `directory` lies inside a `CMakeFiles` directory: where CMake runs
@@ -214,6 +250,9 @@ Result<Records> readRecords(const fs::path& logDir) {
   Records records;
   std::error_code ec;
   for (const fs::directory_entry& file : fs::directory_iterator(logDir, ec)) {
+    std::string name = file.path().filename().string();
+    if (std::count(name.begin(), name.end(), '.') > 1)
+      continue; // a response file's copy (`compile.XXXXXXXXXX.rspN`), read with its record
     Result<std::string> text = detail::readFile(file.path(), "compile record");
     MLGO_TRY(text);
     std::vector<std::string> fields;
@@ -228,9 +267,9 @@ Result<Records> readRecords(const fs::path& logDir) {
       continue;
     std::string directory = std::move(fields.front());
     fields.erase(fields.begin());
-    fs::path source = sourceOf(fields, directory);
+    fields = inlineResponseFiles(std::move(fields), file.path());
     std::error_code gone;
-    if (!fs::is_directory(directory, gone) || (!source.empty() && !fs::exists(source, gone)) ||
+    if (!fs::is_directory(directory, gone) || sourceGone(fields, directory) ||
         insideCMakeFiles(directory)) {
       ++records.vanished;
       continue;

@@ -3,7 +3,9 @@
 /// Runs `make` on a tiny C + C++ Makefile project through captureBuild:
 /// every compile is recorded and extracted, the recompiles reproduce the
 /// objects' executable sections, configure-style checks in deleted
-/// directories or inside CMakeFiles/ are left out, and a ThinLTO build (lld-22) gives a ThinLTO
+/// directories or inside CMakeFiles/ are left out, a compile of several
+/// sources gives a module each and a response file the build deletes (as
+/// Ninja does) is recorded, and a ThinLTO build (lld-22) gives a ThinLTO
 /// corpus. A Makefile that names its own compilers (CC=gcc, CXX=g++, `cc`,
 /// gcc-12, clang++-14, <machine>-linux-gnu-gcc) is caught through the
 /// shims on PATH, each name with its role; one calling clang by absolute
@@ -14,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "mlgo/corpus/build_capture.h"
 #include "mlgo/corpus/command_line.h"
+#include "mlgo/corpus/compile_entry.h"
 #include "mlgo/corpus/corpus.h"
 #include "mlgo/corpus/corpus_info.h"
 
@@ -60,6 +63,10 @@ archive: obj/a.o obj/lib/b.o obj/c.o
 	$(CXX) obj/a.o obj/c.o -Lobj -lb -o prog2
 fail: obj/a.o
 	false
+styles:
+	mkdir -p multi && cd multi && $(CC) -Oz -c ../src/a.c ../src/lib/b.c
+	printf '%s\n' '-Oz -c src/lib/b.c' '-o obj/rsp-b.o' > b.rsp && mkdir -p obj
+	$(CC) @b.rsp && rm b.rsp
 )";
 
 void writeProject(const fs::path& dir) {
@@ -144,6 +151,27 @@ TEST(CaptureBuild, LeavesOutConfigureChecks) {
   EXPECT_TRUE(fs::exists(dir / "CMakeFiles/_CMakeLTOTest-C/bin/main.o"));
   EXPECT_EQ(summary->compiles, 0u);
   EXPECT_EQ(summary->vanished, 2u);
+}
+
+TEST(CaptureBuild, SeveralSourcesPerCompileAndDeletedResponseFiles) {
+  TempDir dir;
+  writeProject(dir.path());
+  Result<BuildCaptureSummary> summary = capture(dir.path(), "styles");
+  ASSERT_TRUE(summary.ok()) << summary.error().message();
+  EXPECT_EQ(summary->buildExitCode, 0);
+  EXPECT_FALSE(fs::exists(dir / "b.rsp"));
+  EXPECT_EQ(summary->compiles, 2u);
+  EXPECT_THAT(summary->extract.modules, UnorderedElementsAre("a.o", "b.o", "obj/rsp-b.o"));
+  EXPECT_TRUE(summary->extract.skipped.empty());
+  // The database holds the deleted file's words, so the compile is found again.
+  Result<std::vector<ModuleCompile>> compiles =
+      moduleCompiles(testing::readFile(summary->database), "db");
+  ASSERT_TRUE(compiles.ok()) << compiles.error().message();
+  std::map<std::string, std::vector<std::string>> args;
+  for (const ModuleCompile& c : *compiles)
+    args[c.module] = std::vector<std::string>(c.arguments.begin() + 1, c.arguments.end());
+  EXPECT_THAT(args["obj/rsp-b.o"], ::testing::ElementsAre("-Oz", "-c", "src/lib/b.c"));
+  EXPECT_THAT(args["b.o"], ::testing::ElementsAre("-Oz", "-c", "../src/lib/b.c"));
 }
 
 TEST(CaptureBuild, ThinLtoBuildGivesAThinLtoCorpus) {

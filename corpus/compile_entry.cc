@@ -1,15 +1,18 @@
 //===- corpus/compile_entry.cc - compile_commands.json entries ------------===//
-#include "compile_entry.h"
+///
+/// \file
+/// The database half of compile_entry.h: shell words, response files and
+/// entries (the objects they write: compile_args.cc).
+///
+//===----------------------------------------------------------------------===//
+#include "mlgo/corpus/compile_entry.h"
 
 #include "file_util.h"
 
 #include <llvm/Support/Error.h>
 #include <llvm/Support/JSON.h>
 
-#include <algorithm>
-#include <array>
-
-namespace mlgo::corpus::detail {
+namespace mlgo::corpus {
 
 namespace fs = std::filesystem;
 
@@ -68,35 +71,13 @@ Status expandInto(std::vector<std::string>& out, std::vector<std::string> args,
                        "itself?)",
                        arg.substr(1), kMaxResponseFileDepth);
     fs::path path = (directory / arg.substr(1)).lexically_normal();
-    Result<std::string> contents = readFile(path, "response file");
+    Result<std::string> contents = detail::readFile(path, "response file");
     MLGO_TRY(contents);
     // Like clang-22's driver: nested response files are relative to the
     // working directory too, not to the file naming them.
     MLGO_TRY(expandInto(out, splitShellWords(*contents), directory, depth + 1));
   }
   return Status::success();
-}
-
-bool isSourceFile(std::string_view arg) {
-  static constexpr std::array<std::string_view, 14> kExtensions = {
-      ".c",  ".cc", ".cpp", ".cxx", ".c++", ".C",  ".m",
-      ".mm", ".i",  ".ii",  ".s",   ".S",   ".ll", ".cu"};
-  std::string ext = fs::path(arg).extension().string();
-  return !arg.starts_with("-") &&
-         std::find(kExtensions.begin(), kExtensions.end(), ext) != kExtensions.end();
-}
-
-/// Why `args` do not compile to an object, or empty if they do.
-std::string notACompile(const std::vector<std::string>& args) {
-  bool compileOnly = false;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-E" || a == "-S" || a == "-M" || a == "-MM" || a == "-fsyntax-only" ||
-        a == "--analyze")
-      return fmt::format("it runs '{}', which writes no object file", a);
-    compileOnly = compileOnly || a == "-c";
-  }
-  return compileOnly ? std::string() : "it has no -c (a link or other step, not a compile)";
 }
 
 } // namespace
@@ -107,44 +88,6 @@ Result<std::vector<std::string>> expandResponseFiles(std::vector<std::string> ar
   out.reserve(args.size());
   MLGO_TRY(expandInto(out, std::move(args), directory, 0));
   return out;
-}
-
-std::optional<fs::path> objectOutput(const std::vector<std::string>& args,
-                                     const fs::path& directory, std::string_view output,
-                                     std::string_view file, std::string* why) {
-  std::string notCompile = notACompile(args);
-  if (!notCompile.empty()) {
-    *why = std::move(notCompile);
-    return std::nullopt;
-  }
-  auto resolve = [&directory](const fs::path& p) { return (directory / p).lexically_normal(); };
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-o" && i + 1 < args.size())
-      return resolve(args[i + 1]);
-    if (a.starts_with("--output="))
-      return resolve(a.substr(9));
-    if (a.size() > 2 && a.starts_with("-o") && !a.starts_with("-objcmt") && a != "-object")
-      return resolve(a.substr(2));
-  }
-  if (!output.empty())
-    return resolve(fs::path(output));
-  // Like clang: the source's stem plus ".o", in the working directory.
-  std::string source(file);
-  if (source.empty()) {
-    for (std::size_t i = args.size(); i-- > 1;) {
-      if (isSourceFile(args[i])) {
-        source = args[i];
-        break;
-      }
-    }
-  }
-  if (source.empty()) {
-    *why = "it has no -o and names no source file to derive the object name from";
-    return std::nullopt;
-  }
-  fs::path object = fs::path(source).filename().replace_extension(".o");
-  return resolve(object);
 }
 
 namespace {
@@ -200,9 +143,9 @@ Result<CompileEntry> parseEntry(const llvm::json::Value& value, std::size_t inde
   }
   entry.args = std::move(*expanded);
   std::string why;
-  entry.object = objectOutput(entry.args, entry.directory,
-                              object->getString("output").value_or("").str(), file, &why);
-  if (!entry.object)
+  entry.objects = objectOutputs(entry.args, entry.directory,
+                                object->getString("output").value_or("").str(), file, &why);
+  if (entry.objects.empty())
     entry.issue = ObjectIssue{shown, ObjectProblem::kNoOutputInCommand,
                               fmt::format("{} ({}): not a compile to an object file: {}", where,
                                           file.empty() ? "no file" : file, why)};
@@ -230,4 +173,4 @@ Result<std::vector<CompileEntry>> parseCompileCommands(std::string_view json,
   return result;
 }
 
-} // namespace mlgo::corpus::detail
+} // namespace mlgo::corpus

@@ -1,9 +1,9 @@
 //===- corpus/extract.cc - building a corpus from objects -----------------===//
 #include "mlgo/corpus/extract.h"
 
+#include "mlgo/corpus/compile_entry.h"
 #include "mlgo/corpus/description.h"
 
-#include "compile_entry.h"
 #include "file_util.h"
 #include "object_list.h"
 
@@ -246,13 +246,13 @@ Result<ExtractSummary> extractCorpus(const ExtractOptions& options,
 }
 
 std::vector<std::string> splitCommandOverride(std::string_view text) {
-  return detail::splitShellWords(text);
+  return splitShellWords(text);
 }
 
 Result<std::vector<std::string>> readCommandOverride(const fs::path& file) {
   Result<std::string> text = detail::readFile(file, "command override file");
   MLGO_TRY(text);
-  std::vector<std::string> args = detail::splitShellWords(*text);
+  std::vector<std::string> args = splitShellWords(*text);
   if (args.empty())
     return makeError(ErrorCode::kInvalidArgument, "command override file '{}' holds no argument",
                      file.string());

@@ -1,14 +1,14 @@
 //===- corpus/object_list.cc - which objects to extract -------------------===//
 #include "object_list.h"
 
-#include "compile_entry.h"
 #include "file_util.h"
 
 #include <algorithm>
 #include <system_error>
 #include <unordered_map>
 
-namespace mlgo::corpus::detail {
+namespace mlgo::corpus {
+namespace detail {
 
 namespace fs = std::filesystem;
 
@@ -60,29 +60,33 @@ fs::path commonRoot(const std::vector<fs::path>& paths) {
   return root.empty() ? fs::path("/") : root;
 }
 
-Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string_view source,
-                                              const std::optional<fs::path>& objBaseDir) {
-  Result<std::vector<CompileEntry>> entries = parseCompileCommands(json, source);
-  MLGO_TRY(entries);
+ObjectList objectsFromEntries(const std::vector<CompileEntry>& entries,
+                              const std::optional<fs::path>& objBaseDir) {
   ObjectList list;
-  list.jobs.resize(entries->size());
   std::vector<std::size_t> outside; // jobs whose object is outside its entry's directory
-  for (std::size_t i = 0; i < entries->size(); ++i) {
-    CompileEntry& entry = (*entries)[i];
-    ObjectJob& job = list.jobs[i];
+  for (const CompileEntry& entry : entries) {
     if (entry.issue) {
+      ObjectJob& job = list.jobs.emplace_back();
       job.object = entry.issue->object;
-      job.issue = std::move(entry.issue);
+      job.issue = entry.issue;
+      job.entry = entry.index;
       continue;
     }
-    if (objBaseDir) {
-      job = makeJob(*objBaseDir, *entry.object, "");
-      continue;
+    for (std::size_t k = 0; k < entry.objects.size(); ++k) {
+      const fs::path& object = entry.objects[k].object;
+      ObjectJob& job = list.jobs.emplace_back();
+      if (objBaseDir)
+        job = makeJob(*objBaseDir, object, "");
+      else
+        job.object = object;
+      job.entry = entry.index;
+      job.output = k;
+      if (objBaseDir)
+        continue;
+      job.name = nameInside(entry.directory, job.object);
+      if (job.name.empty())
+        outside.push_back(list.jobs.size() - 1);
     }
-    job.object = *entry.object;
-    job.name = nameInside(entry.directory, job.object);
-    if (job.name.empty())
-      outside.push_back(i);
   }
   if (outside.empty())
     return list;
@@ -90,13 +94,23 @@ Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string
   for (std::size_t i : outside)
     objects.push_back(list.jobs[i].object);
   fs::path root = commonRoot(objects);
-  for (std::size_t i : outside)
-    list.jobs[i] = makeJob(root, list.jobs[i].object, "; pass --obj_base_dir");
+  for (std::size_t i : outside) {
+    ObjectJob named = makeJob(root, list.jobs[i].object, "; pass --obj_base_dir");
+    list.jobs[i].name = std::move(named.name);
+    list.jobs[i].issue = std::move(named.issue);
+  }
   list.notes.push_back(fmt::format(
       "{} of {} objects are outside their entry's directory; they are named relative to their "
       "common root {} (--obj_base_dir=DIR names every object relative to DIR instead)",
-      outside.size(), entries->size(), root.string()));
+      outside.size(), list.jobs.size(), root.string()));
   return list;
+}
+
+Result<ObjectList> objectsFromCompileCommands(std::string_view json, std::string_view source,
+                                              const std::optional<fs::path>& objBaseDir) {
+  Result<std::vector<CompileEntry>> entries = parseCompileCommands(json, source);
+  MLGO_TRY(entries);
+  return objectsFromEntries(*entries, objBaseDir);
 }
 
 Result<ObjectList> objectsFromDirectory(const fs::path& dir,
@@ -155,4 +169,24 @@ void markDuplicates(std::vector<ObjectJob>& jobs) {
   }
 }
 
-} // namespace mlgo::corpus::detail
+} // namespace detail
+
+Result<std::vector<ModuleCompile>> moduleCompiles(std::string_view json, std::string_view source) {
+  Result<std::vector<CompileEntry>> entries = parseCompileCommands(json, source);
+  MLGO_TRY(entries);
+  detail::ObjectList list = detail::objectsFromEntries(*entries, std::nullopt);
+  detail::markDuplicates(list.jobs);
+  std::vector<ModuleCompile> compiles;
+  for (detail::ObjectJob& job : list.jobs) {
+    const CompileEntry& entry = (*entries)[job.entry];
+    bool duplicate = job.issue && job.issue->problem == ObjectProblem::kDuplicate;
+    if (entry.objects.empty() || (job.issue && !duplicate))
+      continue;
+    compiles.push_back({std::move(job.name), job.object, entry.directory,
+                        recompileArguments(entry.args, entry.objects[job.output].sourceArg),
+                        duplicate});
+  }
+  return compiles;
+}
+
+} // namespace mlgo::corpus

@@ -8,6 +8,7 @@
 #ifndef MLGO_CORPUS_OBJECT_LIST_H
 #define MLGO_CORPUS_OBJECT_LIST_H
 
+#include "mlgo/corpus/compile_entry.h"
 #include "mlgo/corpus/extract.h"
 #include "mlgo/support/result.h"
 
@@ -25,6 +26,8 @@ struct ObjectJob {
   std::filesystem::path object; ///< Absolute, normalised object path.
   std::string name;             ///< Module name: object path relative to its base.
   std::optional<ObjectIssue> issue;
+  std::size_t entry = 0;  ///< From a database: the CompileEntry's position.
+  std::size_t output = 0; ///< From a database: the position in the entry's objects.
 };
 
 /// The objects of an input, with notes for the user (see ExtractSummary).
@@ -34,14 +37,20 @@ struct ObjectList {
 };
 
 /// Objects written by the entries of a compile_commands.json text (see
-/// compile_entry.h). Without `objBaseDir`, an object inside its entry's
-/// `directory` is named relative to it; the others are named relative to the
-/// deepest directory holding all of them, which a note reports. With
-/// `objBaseDir`, every object is named relative to it (kBadName if outside).
-/// `source` names the file in errors; kParse for a malformed database.
+/// compile_entry.h), one job per object (an entry compiling several sources
+/// gives several; one that writes none gives one job with its issue).
+/// Without `objBaseDir`, an object inside its entry's `directory` is named
+/// relative to it; the others are named relative to the deepest directory
+/// holding all of them, which a note reports. With `objBaseDir`, every
+/// object is named relative to it (kBadName if outside). `source` names the
+/// file in errors; kParse for a malformed database.
 Result<ObjectList>
 objectsFromCompileCommands(std::string_view json, std::string_view source,
                            const std::optional<std::filesystem::path>& objBaseDir);
+
+/// objectsFromCompileCommands() of entries already parsed.
+ObjectList objectsFromEntries(const std::vector<CompileEntry>& entries,
+                              const std::optional<std::filesystem::path>& objBaseDir);
 
 /// Every regular file under `dir` whose name ends in `suffix` (".o", or
 /// ".3.import.bc" for a ThinLTO link), sorted by path; the object is the path

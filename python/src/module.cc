@@ -2,7 +2,8 @@
 ///
 /// \file
 /// `mlgo_env._core`: the bindings behind mlgo_env's in-process backend
-/// (python/mlgo_env/backend.py is its only user). Calls return exactly what
+/// (python/mlgo_env/backend.py), and the reader of compile_commands.json
+/// (compile_entries.h, for the inline-replay writer). Calls return exactly what
 /// the server's JSON would decode to (same info keys, same numbers), with
 /// observations as numpy arrays (copies, see tensors.h).
 ///
@@ -13,6 +14,7 @@
 /// Ctrl-C kills the compilers of the call and raises KeyboardInterrupt.
 ///
 //===----------------------------------------------------------------------===//
+#include "compile_entries.h"
 #include "convert.h"
 #include "core_environment.h"
 #include "tensors.h"
@@ -244,4 +246,5 @@ PYBIND11_MODULE(_core, m) {
       .def("compiler_pid", &Core::compilerPid, py::arg("episode"))
       .def("shutdown", &Core::shutdown)
       .def_property_readonly("closed", &Core::closed);
+  bindCompileEntries(m);
 }

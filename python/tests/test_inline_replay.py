@@ -1,6 +1,6 @@
 """Replay keys and lines (mlgo_env.tuning.ir_sites, replay_lines, inline_replay): no clang here; the
 real compiler's side is tests/python/test_tune.py (a build with the file gives the tuned
-objects)."""
+objects). The compile lookup: test_compile_entries.py."""
 import dataclasses
 import json
 
@@ -114,26 +114,6 @@ def test_lines_are_the_format_clang_reads():
         "mlgo-env:1:1: remark: 'g' will not be inlined into 'f' at callsite f:2:7;")
 
 
-def test_compile_commands_drop_outputs_and_dependency_files(tmp_path):
-    (tmp_path / "compile_commands.json").write_text(json.dumps([
-        {"directory": "/b/sub", "arguments": ["clang-22", "-Oz", "-MD", "-MF", ".deps/x.Tpo",
-                                              "-MT", "x.lo", "-c", "x.c", "-o", ".libs/x.o"]},
-        {"directory": "/b", "arguments": ["clang-22", "-c", "y.c", "-oy.o"]},
-        {"directory": "/b", "arguments": ["clang-22", "-E", "z.c"]}]))
-    cmds = rl.compile_commands(str(tmp_path))
-    assert cmds[".libs/x.o"].arguments == ["clang-22", "-Oz", "-c", "x.c"]
-    assert cmds[".libs/x.o"].directory == "/b/sub"
-    assert cmds["y.o"].arguments == ["clang-22", "-c", "y.c"]
-    assert cmds["/b/y.o"] is cmds["y.o"]
-    assert len({id(c) for c in cmds.values()}) == 2
-
-
-def test_a_compile_commands_entry_without_arguments_is_an_error(tmp_path):
-    (tmp_path / "compile_commands.json").write_text(json.dumps([{"directory": "/b"}]))
-    with pytest.raises(ValueError, match="compile_commands.json"):
-        rl.compile_commands(str(tmp_path))
-
-
 def test_executable_bytes_refuses_what_is_not_elf(tmp_path):
     (tmp_path / "x.o").write_bytes(b"not an object")
     with pytest.raises(ValueError, match="ELF"):
@@ -145,21 +125,6 @@ def test_ir_strings_are_hex_escaped_utf8():
         'linkageName: "_ZN1S3runEv"', 'linkageName: "caf\\C3\\A9"')
     assert ir_sites.parse_calls(ir)[2].caller == "caf\u00e9"
     assert ir_sites.parse_calls(ir)[2].key.startswith("caf\u00e9:")
-
-
-def test_the_first_entry_keeps_a_module_name_two_give(tmp_path):
-    (tmp_path / "compile_commands.json").write_text(json.dumps([
-        {"directory": "/p/a", "arguments": ["clang-22", "-c", "u.c", "-o", "u.o"]},
-        {"directory": "/p/b", "arguments": ["clang-22", "-c", "u.c", "-o", "u.o"]},
-        {"directory": "/p/c", "arguments": ["clang-22", "-c", "v.c", "-o", "../out/v.o"]}]))
-    cmds = rl.compile_commands(str(tmp_path))
-    assert cmds["u.o"].directory == "/p/a" and cmds["/p/b/u.o"].directory == "/p/b"
-    assert "../out/v.o" not in cmds
-    assert rl.command_for(cmds, "out/v.o").directory == "/p/c"  # named from a common root
-    assert rl.command_for(cmds, "w.o") is None
-    (tmp_path / "compile_commands.json").write_text('{"not": "a list"}')
-    with pytest.raises(ValueError, match="not a list"):
-        rl.compile_commands(str(tmp_path))
 
 
 def test_one_callee_and_key_answered_both_ways_by_two_callers_is_a_conflict():

@@ -28,15 +28,19 @@
 /// already up to date does not compile.
 ///
 /// The wrappers (POSIX sh) run the real compilers. For a compile to an
-/// object (`-c`, and none of `-E`, `-S`, `-M`, `-MM`, `-fsyntax-only`) they
+/// object (`-c`, and none of `-E`, `-S`, `-M`, `-MM`, `-fsyntax-only`, on the
+/// command line or as a word of a response file it names) they
 /// record the working directory and the arguments as given (argv[0] the
-/// real compiler), then add `-Xclang -fembed-bitcode=all`, or for ThinLTO
-/// local `-flto=thin`. With ThinLTO, links (no `-c`) also get
+/// real compiler) with a copy of each `@file` response file they name (Ninja
+/// deletes its response files after the command; the database gets the
+/// file's words in place of `@file`), then add `-Xclang
+/// -fembed-bitcode=all`, or for ThinLTO local `-flto=thin`. With ThinLTO, links (no `-c`) also get
 /// `-flto=thin -fuse-ld=lld -Wl,--save-temps=import
 /// -Wl,--thinlto-emit-index-files`. Anything else passes through unchanged.
 ///
 /// After the build, the records become `<output>/compile_commands.json`
-/// (one entry per compile, sorted), minus configure checks: compiles whose
+/// (one entry per compile, sorted; mlgo/corpus/compile_entry.h reads it:
+/// every build style it names), minus configure checks: compiles whose
 /// source or working directory no longer exists (e.g. CMake's TryCompile
 /// scratch directories) or that ran inside a `CMakeFiles` directory (CMake's
 /// checks that stay, like check_ipo_supported's _CMakeLTOTest-* projects,
@@ -53,7 +57,8 @@
 ///
 /// Files and cleanup: everything lives in `<output>/.mlgo-corpus-build/`
 /// (`cc` and `c++`, the wrappers; `bin/`, the 452 shim entries;
-/// `records/`, one small file per compile), created afresh at the start (a
+/// `records/`, one small file per compile and one per response file it
+/// names), created afresh at the start (a
 /// leftover of an earlier run is removed) and removed when captureBuild
 /// returns, whatever the outcome. With `cleanup` set it is registered there
 /// too, so an interruption that runs CleanupScope::cleanup() (the command

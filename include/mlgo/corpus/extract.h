@@ -132,7 +132,7 @@ using ExtractProgress = std::function<void(std::size_t done, std::size_t total)>
 /// as global_command_override). Bad objects are skipped and listed in the
 /// summary. Which objects: with kDirectory input every `*.o` file, or for
 /// kLocal every `*.3.import.bc` (the object is the name without the
-/// suffix); with kJson input see compile_entry.h. Without `objBaseDir`, an
+/// suffix); with kJson input see mlgo/corpus/compile_entry.h. Without `objBaseDir`, an
 /// object inside its entry's `directory` is named relative to it, the
 /// others relative to their common root (reported in `notes`).
 /// Fails only for problems with the whole run: unreadable or malformed input

@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 from ..elf import executable_bytes
 from . import ir_sites
-from .replay_lines import (Command, Compiler, ModuleLines, command_for, compile_commands,
-                           derive, replay_flags, replay_options, write_lines)
+from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
+                           replay_flags, replay_options, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
 
 
@@ -138,14 +138,8 @@ def _build_modules(tuning: str, corpus: str
     savings: dict[str, float] = {}
     for e in read_entries(tuning):
         savings[e.module] = max(savings.get(e.module, 0.0), e.default_score - e.tuned_score)
-    found = {m: command_for(cmds, m) for m in savings}
-    seen = {id(c) for c in found.values() if c is not None}
-    others = [m for m, c in cmds.items() if not os.path.isabs(m) and id(c) not in seen]
-    seen |= {id(cmds[m]) for m in others}
-    others += [m for m, c in cmds.items() if os.path.isabs(m) and id(c) not in seen]
-    by_module = {m: c for m, c in found.items() if c is not None}
-    by_module.update({m: cmds[m] for m in others})
-    return by_module, savings, sorted(savings, key=lambda m: -savings[m]) + sorted(others)
+    others = sorted((m for m in cmds if m not in savings), key=lambda m: (os.path.isabs(m), m))
+    return cmds, savings, sorted(savings, key=lambda m: -savings[m]) + others
 
 
 def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,

@@ -24,8 +24,8 @@ import dataclasses
 import json
 import os
 import subprocess
-from typing import Any
 
+from .._native import load_core
 from ..elf import executable_bytes
 from . import ir_sites
 from .table import write_atomic
@@ -35,8 +35,6 @@ FORMAT = "LineColumn"
 #: locations for the replay advisor to key calls by; every compile here and the build's use
 #: it (any -Rpass=REGEX would give locations too, but the keys are made with this one's names)
 LOCATIONS = "-gline-tables-only"
-_DEP_FLAGS_WITH_VALUE = {"-MF", "-MT", "-MQ", "-o"}
-_DEP_FLAGS = {"-MD", "-MMD", "-MP", "-M", "-MM"}
 
 
 def replay_options(path: str) -> list[str]:
@@ -52,67 +50,26 @@ def replay_flags(path: str) -> list[str]:
 
 @dataclasses.dataclass
 class Command:
-    arguments: list[str]   # the compiler and its flags, without -o and dependency outputs
+    arguments: list[str]   # compiles the module's source alone: no -o, no dependency files
     directory: str
 
 
-def _command(e: Any, path: str) -> tuple[Command, str] | None:
-    """One entry's compile (without outputs) and its object path; None without `-o`."""
-    if not isinstance(e, dict) or not isinstance(e.get("arguments"), list) or \
-            not all(isinstance(a, str) for a in e["arguments"]) or \
-            not isinstance(e.get("directory"), str):
-        raise ValueError(f"{path}: an entry lacks arguments (a list of strings) or directory")
-    args, directory = e["arguments"], e["directory"]
-    kept, output, i = [], None, 0
-    while i < len(args):
-        a = args[i]
-        if a in _DEP_FLAGS_WITH_VALUE and i + 1 < len(args):
-            output = args[i + 1] if a == "-o" else output
-            i += 2
-            continue
-        if a.startswith("-o") and len(a) > 2:
-            output = a[2:]
-        elif a not in _DEP_FLAGS:
-            kept.append(a)
-        i += 1
-    if output is None:
-        return None
-    return Command(kept, directory), os.path.normpath(os.path.join(directory, output))
-
-
 def compile_commands(corpus: str) -> dict[str, Command]:
-    """{module name: its compile} from the corpus's compile_commands.json, each also under
-    its object's absolute path. Modules are named as `mlgo-env corpus build` names them: the
-    object relative to its entry's directory, the first entry keeping a name two give."""
+    """{module name: its compile} from the corpus's compile_commands.json, read by the
+    reader `mlgo-env corpus build` names its modules with (mlgo/corpus/compile_entry.h, in
+    mlgo_env._core): any build style it reads (no -o, -ofile, several sources per -c,
+    @files, objects outside the entry's directory). A compile of the build that is no module
+    of the corpus (an earlier entry wrote its object or name) is keyed by its object's
+    absolute path. Raises OSError (unreadable), ValueError (malformed, naming the file),
+    ImportError (no _core)."""
     path = os.path.join(corpus, "compile_commands.json")
-    try:
-        with open(path) as f:
-            entries = json.load(f)
-    except ValueError as e:
-        raise ValueError(f"{path}: not JSON ({e})") from e
-    if not isinstance(entries, list):
-        raise ValueError(f"{path}: not a list of compile entries")
+    with open(path) as f:
+        text = f.read()
     out: dict[str, Command] = {}
-    for e in entries:
-        found = _command(e, path)
-        if found is None:
-            continue
-        command, obj = found
-        rel = os.path.relpath(obj, command.directory)
-        if not rel.startswith(".." + os.sep):
-            out.setdefault(rel, command)
-        out.setdefault(obj, command)
+    for c in load_core().module_compiles(text, path):
+        out.setdefault(c["object"] if c["duplicate"] else c["module"],
+                       Command(c["arguments"], c["directory"]))
     return out
-
-
-def command_for(cmds: dict[str, Command], module: str) -> Command | None:
-    """The compile of `module`: by its name, else the one object whose absolute path ends
-    with it (objects outside their entry's directory are named from a common root)."""
-    if module in cmds:
-        return cmds[module]
-    ends = {id(c): c for name, c in cmds.items()
-            if os.path.isabs(name) and name.endswith(os.sep + module)}
-    return next(iter(ends.values())) if len(ends) == 1 else None
 
 
 @dataclasses.dataclass
