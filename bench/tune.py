@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -105,7 +106,7 @@ def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: st
     if recipe["configure"]:
         steps = " && ".join([" ".join(recipe["configure"]), " ".join(make)])
     else:
-        steps = " ".join(make + [f"CFLAGS={opt}", f"MOREFLAGS={opt}"])
+        steps = " ".join(make + [shlex.quote(f"CFLAGS={opt}"), shlex.quote(f"MOREFLAGS={opt}")])
     return run((wrap or []) + ["sh", "-c", steps], where, env, log, check)
 
 

@@ -48,6 +48,23 @@ def callee_key(obs: Any) -> str:
     return hashlib.blake2b((vec + 0.0).tobytes(), digest_size=8).hexdigest()
 
 
+#: features of the whole module or call graph: they change when any function does, so a call
+#: site's key (:func:`site_keys`) leaves them out
+MODULE_WIDE = frozenset({"node_count", "edge_count"})
+
+
+def site_keys(player: "GroupPlayer") -> list[str]:
+    """A key per decision of `player`'s trajectory naming the call site across edits of
+    other functions: its callee's key and its own features (rounded), without the
+    module-wide ones. Two sites alike in every feature share a key."""
+    local = [i for i, n in enumerate(player.names) if n not in MODULE_WIDE]
+    out = []
+    for key, row in zip(player.keys, player.rows):
+        values = np.round(np.asarray(row, dtype=np.float64)[local], 3) + 0.0
+        out.append(hashlib.blake2b(key.encode() + values.tobytes(), digest_size=8).hexdigest())
+    return out
+
+
 class GroupPlayer:
     """Answers clang's default (or, with `shift`, clang's anchored margin moved by that
     constant: the baseline policy mlgo_env.tuning.baselines.shift_policy), flipped where

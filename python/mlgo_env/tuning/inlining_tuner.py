@@ -16,6 +16,13 @@ When the call sites are exhausted and the pass kept anything, another pass of gr
 call sites starts from the new best (a change refused before may pay now); the search ends
 after a pass that kept nothing.
 
+A module edited since it was tuned starts warm (:meth:`InliningTuner.warm`, given the old
+search's state): the starts are the old callee groups on the old base, and clang's own;
+from the old groups, only callees the old search never tried queue; before the call sites
+one at a time, the sites the old search kept flipped (found again by their site keys,
+mlgo_env.tuning.inlining_search.site_keys) are tried together, and sites it tried and
+refused are not tried again in the first pass.
+
 Clang's default is one of the starts, so the result is never larger than clang's own
 object. Needs the IR2Vec callee embedding in the observation (it names the callee): the
 environments are made with the shipped vocabulary (``ir2vec_vocab="default"``).
@@ -35,6 +42,8 @@ from .tuner import ModuleTuner, register
 STARTS: tuple[float | None, ...] = (None, -20.0, -10.0, 10.0, 20.0)
 #: refused call sites whose margin is below this are not tried alone (cost units)
 REFUSE_FLOOR = -200.0
+#: the start of a warm search: the old search's callee groups on its base
+WARM = "warm"
 
 
 @register
@@ -56,8 +65,30 @@ class InliningTuner(ModuleTuner):
         self.pass_start_kept = 0  # the search's kept count when this pass began
         self.passes = 1
         self._resume = state
-        self._best_start: tuple | None = None  # (shift, player, result) of the best start
+        self._best_start: tuple | None = None  # (start, player, result) of the best start
         self._pending: tuple = (None, None)  # what the proposal in flight is
+        self._warm: dict[str, Any] | None = None  # the old search's state (warm start)
+        self._old_tried_keys: set[str] = set()  # sites the old search refused alone
+        self._batch: frozenset[int] | None = None  # the old kept sites, found again
+
+    @classmethod
+    def warm(cls, module: str, features: list[str], old: dict[str, Any] | None
+             ) -> "InliningTuner":
+        t = cls(module, features, None)
+        if old:
+            t._warm = old
+            plain = not old.get("flipped") and old.get("shift") is None
+            t.starts = [WARM] if plain else [WARM, None]  # WARM is clang's own when plain
+            t._old_tried_keys = set(old.get("step_tried_keys", [])) - set(
+                old.get("step_keys", []))
+        return t
+
+    def _start_player(self, start: float | str | None) -> search.GroupPlayer:
+        if start == WARM:
+            w = self._warm or {}
+            return search.GroupPlayer(self.names, frozenset(w.get("flipped", [])),
+                                      w.get("shift"))
+        return search.GroupPlayer(self.names, frozenset(), start)
 
     def propose(self) -> ep.Decide:
         s = self.search
@@ -69,11 +100,15 @@ class InliningTuner(ModuleTuner):
                                       frozenset(int(i) for i in state.get("steps", [])))
         if s is None:
             self._pending = ("start", self.starts[0])
-            return search.GroupPlayer(self.names, frozenset(), self.starts[0])
+            return self._start_player(self.starts[0])
         if s.queue:
             key, player = search.next_trial(s, self.names, self.steps)
             self._pending = ("group", key)
             return player
+        if self._batch:
+            batch, self._batch = self._batch, None
+            self._pending = ("batch", batch)
+            return search.GroupPlayer(self.names, s.flipped, s.shift, self.steps | batch)
         step = self.step_queue.pop(0)
         self.step_tried.add(step)
         self._pending = ("step", step)
@@ -90,6 +125,8 @@ class InliningTuner(ModuleTuner):
         elif kind == "group":
             search.settle(self.search, data, decider, result)
             self.best_score = self.search.bytes
+        elif kind == "batch":
+            self._settle_step(-1, decider, result)
         else:
             self._settle_step(data, decider, result)
         self._advance()
@@ -100,6 +137,8 @@ class InliningTuner(ModuleTuner):
         s = self.search
         if s is None or s.queue:
             return
+        if self._batch:
+            return
         if self.step_queue is None:
             self.step_queue = self._candidates(after=-1)
         if not self.step_queue and s.kept > self.pass_start_kept:
@@ -107,21 +146,32 @@ class InliningTuner(ModuleTuner):
             self.step_queue = None if s.queue else self._candidates(after=-1)
 
     def _settle_start(self, player: search.GroupPlayer, result: ep.EpisodeResult) -> None:
-        shift = self.starts.pop(0)
+        start = self.starts.pop(0)
         self.default_score = result.default_score
-        self.start_scores[_name(shift)] = result.policy_score
+        self.start_scores[_name(start)] = result.policy_score
         if self.decisions < 0:
             self.decisions = len(player.actions)
         if self._best_start is None or result.policy_score < self.best_score:
             self.best_score = result.policy_score
-            self._best_start = (shift, player, result)
+            self._best_start = (start, player, result)
         if not self.starts or self.decisions == 0:
             self.starts = []
-            shift, player, result = self._best_start
+            start, player, result = self._best_start
             self.search = search.ModuleSearch(self.module, result.default_score,
                                               result.policy_score, result.reward,
-                                              frozenset(), player, shift=shift)
+                                              player.flipped, player, shift=player.shift)
+            if start == WARM:
+                self._warmed(player)
             self.search.enqueue(player)
+
+    def _warmed(self, player: search.GroupPlayer) -> None:
+        """The old search's start won: the callees it tried do not queue again, and the
+        call sites it kept (by site key, in this trajectory) are tried together first."""
+        w = self._warm or {}
+        self.search.tried = set(w.get("tried", [])) | set(w.get("flipped", []))
+        kept = set(w.get("step_keys", []))
+        batch = frozenset(i for i, k in enumerate(search.site_keys(player)) if k in kept)
+        self._batch = batch or None
 
     def _settle_step(self, step: int, player: search.GroupPlayer,
                      result: ep.EpisodeResult) -> None:
@@ -144,6 +194,9 @@ class InliningTuner(ModuleTuner):
         margin = np.maximum(rows[:, col["threshold"]], 1.0) - rows[:, col["cost_estimate"]]
         inlined = np.asarray(best.actions) == 1
         ok = (inlined | (margin > REFUSE_FLOOR)) & (np.arange(len(rows)) > after)
+        if self._old_tried_keys and self.passes == 1:  # refused before the edit
+            keys = search.site_keys(best)
+            ok &= np.array([k not in self._old_tried_keys for k in keys], dtype=bool)
         order = np.argsort(np.abs(margin), kind="stable")
         return [int(i) for i in order if ok[i] and int(i) not in self.step_tried]
 
@@ -190,22 +243,28 @@ class InliningTuner(ModuleTuner):
         if self.search is None:  # the budget ended among the starts: the best one so far
             if self._best_start is None:
                 raise RuntimeError(f"{self.module}: no episode was played")
-            return search.GroupPlayer(self.names, frozenset(), self._best_start[0])
+            return self._start_player(self._best_start[0])
         return search.GroupPlayer(self.names, self.search.flipped, self.search.shift,
                                   self.steps)
 
     def state(self) -> dict[str, Any]:
         s = self.search
-        start = self._best_start[0] if self._best_start else None
-        return {"shift": s.shift if s else start,
-                "flipped": sorted(s.flipped) if s else [],
+        best = s.best if s else (self._best_start[1] if self._best_start else None)
+        keys = search.site_keys(best) if best is not None else []
+        return {"shift": s.shift if s else (best.shift if best else None),
+                "flipped": sorted(s.flipped if s else (best.flipped if best else [])),
                 "tried": sorted(s.tried) if s else [],
                 "queue": list(s.queue) if s else [],
                 "kept": s.kept if s else 0,
                 "steps": sorted(self.steps), "step_tried": sorted(self.step_tried),
                 "passes": self.passes, "pass_start_kept": self.pass_start_kept,
-                "start_scores": self.start_scores}
+                "start_scores": self.start_scores,
+                # the call sites kept and tried alone, by site key (a warm start's)
+                "step_keys": sorted({keys[i] for i in self.steps if i < len(keys)}),
+                "step_tried_keys": sorted({keys[i] for i in self.step_tried if i < len(keys)})}
 
 
-def _name(shift: float | None) -> str:
-    return "default" if shift is None else f"shift {shift:+g}"
+def _name(start: float | str | None) -> str:
+    if start == WARM:
+        return "before the edit"
+    return "default" if start is None else f"shift {start:+g}"

@@ -30,10 +30,12 @@ from typing import Any, Callable
 from .. import episodes as ep
 from ..cluster import Failure, TaskRunner, open_runner
 from . import record
+from .carry import CarriedTuner
 from .identity import clang_identity, identity_features, tuned_identity
 from .state import load_states, save_state
 from .table import write_table
-from .tuner import ModuleTuner, tuner_class
+from .tuner import ModuleTuner
+from .tuners import tuner_class
 
 
 @dataclass
@@ -67,6 +69,8 @@ class TuneSummary:
     tuned_total: float = 0.0
     rewards: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    #: edited modules whose old decisions still gave the old stream (kept after one episode)
+    carried: list[str] = field(default_factory=list)
     interrupted: bool = False
 
     @property
@@ -160,7 +164,9 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
         features = runner.observation_features()
         tuners, kept = _plan(o, cls, modules, features, identities, states)
         summary.modules, summary.skipped = len(modules), len(kept)
-        say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search, "
+        edited = sum(1 for t in tuners if isinstance(t, CarriedTuner))
+        say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search "
+            f"({edited} edited since tuned: their old decisions first), "
             f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {runner.slots} slots")
         sizes = {m: os.path.getsize(os.path.join(o.corpus, m + ".bc")) for m in modules}
         sched = _Scheduler(tuners, sizes, end, runner.slots)
@@ -185,7 +191,9 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
 
 def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: list[str],
           identities: dict, states: dict) -> tuple[list[ModuleTuner], dict]:
-    """(the tuners to run, {module: state} of the unchanged modules kept as they are)."""
+    """(the tuners to run, {module: state} of the unchanged modules kept as they are).
+    A module edited since it was tuned with the same compiler starts from its old state
+    (mlgo_env.tuning.carry); one tuned with another compiler starts afresh."""
     tuners, kept = [], {}
     for m in modules:
         st = states.get(m)
@@ -193,7 +201,12 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
         if same and (st["status"] == "done" or not o.resume):
             kept[m] = st
             continue
-        tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
+        if same or st is None or st["identity"].get("clang") != identities[m]["clang"]:
+            tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
+        elif st.get("entry") is not None:
+            tuners.append(CarriedTuner(cls, m, features, st))
+        else:
+            tuners.append(cls.warm(m, features, st.get("search")))
     return tuners, kept
 
 
@@ -222,6 +235,7 @@ def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict
              "default_score": t.default_score, "best_score": t.best_score,
              "episodes": t.episodes + (old.get("episodes", 0) if same else 0),
              "has_decisions": t.has_decisions(), "failure": t.failure, "search": t.state(),
+             "carried": bool(getattr(t, "carried", False)),
              "entry": None, "recorded_score": None}
     if same and old.get("entry") is not None:
         state["entry"], state["recorded_score"] = old["entry"], old.get("recorded_score")
@@ -273,12 +287,17 @@ def _finish(o: TuneOptions, modules: list[str], identities: dict, features: list
         summary.tuned_total += tuned
         rows.append((m, default, tuned, st["status"], st.get("failure") or ""))
     summary.searched = len(tuners)
+    summary.carried = sorted(t.module for t in tuners if getattr(t, "carried", False))
     summary.episodes = sum(t.episodes for t in tuners)
     summary.failures = [f"{t.module}: {t.failure}" for t in tuners if t.failure]
     summary.entries = write_table(o.output, o.problem, identity_features(features),
                                   clang_identity(o.clang), entries)
     record.write_report(o.output, rows)
     mean = sum(summary.rewards) / len(summary.rewards) if summary.rewards else 0.0
+    if summary.carried:
+        say(f"tune: {len(summary.carried)} edited modules kept their decisions "
+            f"(the same stream): {', '.join(summary.carried[:8])}"
+            f"{', ...' if len(summary.carried) > 8 else ''}")
     say(f"tune: {summary.entries} modules in the table ({o.output}); "
         f"{summary.episodes} episodes; mean per-module reward {mean:+.4f} "
         f"over {len(summary.rewards)} modules")

@@ -4,13 +4,17 @@ Two views, each a few lines of text:
 
 - against a newer corpus of the project (``--corpus``): each of its modules is *tuned*
   (same bitcode and command as when tuned, with an entry: the build gets exactly the
-  tuned object), *clang's* (unchanged, but nothing beat clang's own decisions), *changed*
-  (same name, other bitcode or command: the build falls back) or *new*; tuned modules the
+  tuned object), *kept across an edit* (edited, but a retune found its old decisions give
+  the same stream: mlgo_env.tuning.carry), *clang's* (unchanged, but nothing beat clang's
+  own decisions), *changed* (same name, other bitcode or command: the launcher applies the
+  entry only if the stream is still the same; tune again) or *new*; tuned modules the
   corpus no longer has are *gone*. Shares are of modules and of clang's score.
 - from the launcher's log (one JSON line per compile the launcher took; the last line of
   each object counts, or of each source when the compile named no object): compiles that
-  got their tuned decisions, those without a decision to make, those that fell back with the
-  launcher's reason and those that failed, each named.
+  got their tuned decisions, those whose module changed but kept the tuned decisions of its
+  unchanged call sites (``stale``: how many of their decisions came from the entry), those
+  without a decision to make, those that fell back with the launcher's reason and those that
+  failed, each named.
 
 With an inline-replay file (python -m mlgo_env.tune replay-file), a line says whether the
 file is still the one tune wrote (its SHA-256 is in inline-replay.json).
@@ -63,7 +67,8 @@ def replay_file_lines(tuning: str) -> Iterator[str]:
 
 def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
                  ) -> Iterator[str]:
-    kinds: dict[str, list[str]] = {"tuned": [], "clang's": [], "changed": [], "new": []}
+    kinds: dict[str, list[str]] = {"tuned": [], "kept across an edit": [], "clang's": [],
+                                   "changed": [], "new": []}
     weight: dict[str, float] = {k: 0.0 for k in kinds}
     modules = ep.corpus_modules(corpus)
     for m in modules:
@@ -72,20 +77,29 @@ def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
             kind = "new"
         elif s["identity"] != tuned_identity(corpus, m, clang_version):
             kind = "changed"
+        elif m in entries:
+            kind = "kept across an edit" if s.get("carried") else "tuned"
         else:
-            kind = "tuned" if m in entries else "clang's"
+            kind = "clang's"
         kinds[kind].append(m)
         weight[kind] += float((s or {}).get("default_score") or 0.0)
     gone = sorted(set(entries) - set(modules))
     tuned_weight = sum(float(s.get("default_score") or 0.0) for s in states.values()) or 1.0
     clangs = len(kinds["clang's"])
-    yield (f"corpus {corpus}: {len(modules)} modules: {len(kinds['tuned'])} tuned "
-           f"({weight['tuned'] / tuned_weight:.1%} of the tuned score), {clangs} "
+    tuned = len(kinds["tuned"]) + len(kinds["kept across an edit"])
+    share = (weight["tuned"] + weight["kept across an edit"]) / tuned_weight
+    yield (f"corpus {corpus}: {len(modules)} modules: {tuned} tuned "
+           f"({share:.1%} of the tuned score; {len(kinds['kept across an edit'])} of them "
+           f"kept across an edit by a retune), {clangs} "
            f"unchanged with clang's own decisions, {len(kinds['changed'])} changed, "
            f"{len(kinds['new'])} new; {len(gone)} tuned modules gone")
-    for kind in ("changed", "new"):
-        for m in kinds[kind]:
-            yield f"  {kind}: {m} (the build falls back to clang's decisions or --policy)"
+    for m in kinds["kept across an edit"]:
+        yield f"  kept across an edit: {m} (its old decisions gave the same stream)"
+    for m in kinds["changed"]:
+        yield (f"  changed: {m} (the launcher applies its entry only if the compiler's "
+               "stream is unchanged, else clang's decisions or --policy; tune again)")
+    for m in kinds["new"]:
+        yield f"  new: {m} (the build falls back to clang's decisions or --policy)"
     for m in gone:
         yield f"  gone: {m}"
 
@@ -103,13 +117,21 @@ def log_lines(log: str) -> Iterator[str]:
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise TableError(f"{log}:{n}: not a launcher log line") from None
     tuned = [r for r in last.values() if r.get("outcome") == "tuned"]
+    stale = [r for r in last.values() if r.get("outcome") == "stale"]
     plain = [r for r in last.values() if r.get("outcome") == "no-decisions"]
     failed = [r for r in last.values() if r.get("outcome") == "failed"]
     other = [r for r in last.values()
-             if r.get("outcome") not in ("tuned", "no-decisions", "failed")]
+             if r.get("outcome") not in ("tuned", "stale", "no-decisions", "failed")]
+    kept = sum(int(r.get("from_entry") or 0) for r in stale)
+    asked = sum(int(r.get("decisions") or 0) for r in stale)
     yield (f"launcher log {log}: {len(last)} compiles, {len(tuned)} with their tuned "
-           f"decisions, {len(plain)} without any decision to make, {len(other)} fell back, "
-           f"{len(failed)} failed")
+           f"decisions, {len(stale)} changed but keeping their unchanged call sites' "
+           f"({kept} of {asked} decisions), {len(plain)} without any decision to make, "
+           f"{len(other)} fell back, {len(failed)} failed")
+    for r in sorted(stale, key=lambda r: r.get("source", "")):
+        yield (f"  kept by call site: {r.get('source')}: {r.get('from_entry')} of "
+               f"{r.get('decisions')} decisions from module '{r.get('module')}' "
+               f"({r.get('why', '')})")
     for r in sorted(other, key=lambda r: r.get("source", "")):
         yield f"  fell back: {r.get('source')}: {r.get('why', r.get('outcome'))}"
     for r in sorted(failed, key=lambda r: r.get("source", "")):

@@ -9,8 +9,10 @@ search ends (nothing left to try, or the budget is spent), :meth:`~ModuleTuner.d
 answers the best decisions found, and the session plays it once more to record the table's
 entry.
 
-Variants: ``inlining`` (mlgo_env.tuning.inlining_tuner), ``regalloc``
-(mlgo_env.tuning.regalloc_tuner). Adding one is one file that calls :func:`register`.
+Variants, one per problem: ``inlining`` (mlgo_env.tuning.inlining_tuner), ``regalloc``
+(mlgo_env.tuning.regalloc_tuner), each a class decorated with :func:`register`.
+mlgo_env.tuning.tuners imports them all and finds one by problem (``tuner_class``); this
+module imports none of them (the registry style: mlgo_env.registry).
 
 Not thread-safe: the session lets one thread at a time drive a tuner.
 """
@@ -21,22 +23,12 @@ import abc
 from typing import Any, ClassVar
 
 from .. import episodes as ep
+from ..registry import Registry
 
-_TUNERS: dict[str, type["ModuleTuner"]] = {}
-
-
-def register(cls: type["ModuleTuner"]) -> type["ModuleTuner"]:
-    """Class decorator: makes `cls` the tuner of its `problem`."""
-    _TUNERS[cls.problem] = cls
-    return cls
-
-
-def tuner_class(problem: str) -> type["ModuleTuner"]:
-    """The tuner registered for `problem`; ValueError naming the known ones."""
-    from . import inlining_tuner, regalloc_tuner  # noqa: F401 - they register themselves
-    if problem not in _TUNERS:
-        raise ValueError(f"no tuner for problem '{problem}' (known: {', '.join(sorted(_TUNERS))})")
-    return _TUNERS[problem]
+#: the tuners by problem (filled as mlgo_env.tuning.tuners imports their modules)
+TUNERS: Registry[type["ModuleTuner"]] = Registry("tuner", lambda cls: cls.problem)
+#: class decorator: makes a class the tuner of its `problem`
+register = TUNERS.register
 
 
 class ModuleTuner(abc.ABC):
@@ -59,6 +51,14 @@ class ModuleTuner(abc.ABC):
         self.best_score: float | None = None
         #: the last error that ended the search, if one did
         self.failure: str | None = None
+
+    @classmethod
+    def warm(cls, module: str, features: list[str], old: dict[str, Any] | None
+             ) -> "ModuleTuner":
+        """The search of a module edited since it was tuned, given its old search state
+        (`old`, what :meth:`state` returned for the old code, or None). A problem whose
+        search can reuse it overrides this; by default the search starts afresh."""
+        return cls(module, features, None)
 
     @abc.abstractmethod
     def propose(self) -> ep.Decide:
