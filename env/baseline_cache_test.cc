@@ -1,6 +1,7 @@
 //===- env/baseline_cache_test.cc - default scores on disk -----------------===//
 #include "mlgo/env/baseline_cache.h"
 
+#include "cache_files.h"
 #include "mlgo/support/temp_dir.h"
 #include "testing/test_util.h"
 
@@ -110,6 +111,29 @@ TEST_F(BaselineCacheTest, FileDigestReadsContents) {
   EXPECT_EQ(*a, *fileDigest(dir_.path() / "b"));
   EXPECT_NE(*a, *fileDigest(dir_.path() / "c"));
   EXPECT_EQ(fileDigest(dir_.path() / "missing").error().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(BaselineCacheTest, KeysHoldTheContentOfTheProfilesACompileReads) {
+  // An IR-level profile is read again by every recompile: a profile rewritten
+  // at the same path must not hit the old profile's entries.
+  std::string profile = (dir_.path() / "p.profdata").string();
+  testing::writeFile(profile, "one");
+  detail::DigestMemo memo;
+  auto keyed = [&](std::vector<std::string> args) {
+    detail::addProfileContents(args, memo);
+    return args;
+  };
+  std::vector<std::string> args = {"-cc1", "-O2", "-fprofile-instrument-use-path=" + profile};
+  auto first = keyed(args);
+  ASSERT_EQ(first.size(), args.size() + 1);
+  EXPECT_TRUE(first.back().starts_with("<content of -fprofile-instrument-use-path>="))
+      << first.back();
+  EXPECT_EQ(keyed(args), first);
+  testing::writeFile(profile, "two, longer"); // rewritten in place
+  EXPECT_NE(keyed(args), first);
+  EXPECT_EQ(keyed({"-cc1", "-O2"}), (std::vector<std::string>{"-cc1", "-O2"}));
+  auto missing = keyed({"-fprofile-sample-use=" + (dir_.path() / "gone").string()});
+  EXPECT_EQ(missing.back(), "<content of -fprofile-sample-use>=unreadable");
 }
 
 } // namespace

@@ -38,6 +38,7 @@ Result<std::string> BaselineService::keyFor(const corpus::ModuleSpec& module) {
   auto args = planner_.baselineKeyArgs(module);
   if (!args.ok())
     return args.error();
+  detail::addProfileContents(*args, digests_);
   return baselineKey(*digest, *args, clangVersion_);
 }
 

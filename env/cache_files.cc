@@ -126,6 +126,21 @@ Result<std::string> DigestMemo::digest(const std::filesystem::path& path) {
   return std::move(computed->digest);
 }
 
+void addProfileContents(std::vector<std::string>& args, DigestMemo& memo) {
+  static constexpr std::string_view kProfileFlags[] = {"-fprofile-instrument-use-path=",
+                                                       "-fprofile-sample-use=",
+                                                       "-fprofile-remapping-file="};
+  std::vector<std::string> contents;
+  for (const std::string& arg : args)
+    for (std::string_view flag : kProfileFlags)
+      if (arg.starts_with(flag)) {
+        auto digest = memo.digest(arg.substr(flag.size()));
+        contents.push_back(fmt::format("<content of {}>={}", flag.substr(0, flag.size() - 1),
+                                       digest.ok() ? *digest : std::string("unreadable")));
+      }
+  args.insert(args.end(), contents.begin(), contents.end());
+}
+
 Result<std::filesystem::path> createTemporary(support::CleanupScope& scope,
                                               const std::filesystem::path& dir,
                                               std::string_view stem) {

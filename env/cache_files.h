@@ -25,6 +25,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace mlgo::env::detail {
 
@@ -77,6 +78,16 @@ private:
   std::mutex mutex_;
   std::unordered_map<std::string, FileDigest> known_;
 };
+
+/// Appends to a compile's cache-key arguments `args` the content of each
+/// profile they name (`-fprofile-instrument-use-path=F`,
+/// `-fprofile-sample-use=F`, `-fprofile-remapping-file=F`; a relative F is
+/// the compile's, relative to the working directory) as
+/// `<content of FLAG>=<BLAKE3>` (`=unreadable` when it cannot be read: then
+/// the compile either fails or does not read it). The path alone would let a
+/// profile rewritten in place hit the entry of the old one: an IR-level
+/// profile (`-fprofile-generate`) is read again by every recompile.
+void addProfileContents(std::vector<std::string>& args, DigestMemo& memo);
 
 /// Creates `<dir>/.<stem>.tmp.<pid>.<n>.<random>` exclusively, registered in
 /// `scope` (kIo once its cleanup began, or naming the path).

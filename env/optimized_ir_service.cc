@@ -108,6 +108,7 @@ Result<OptimizedIrService::Resolved> OptimizedIrService::resolve(const corpus::M
   auto args = planner_.optimizationKeyArgs(module);
   if (!args.ok())
     return args.error();
+  detail::addProfileContents(*args, digests_);
   std::string key = optimizedIrKey(*digest, *args, clangVersion_);
   auto loaded = cache_.load(key);
   if (loaded.ok())
