@@ -2,6 +2,7 @@
 #include "mlgo/launch/tuned_launch.h"
 
 #include "answering.h"
+#include "mlgo/launch/profile_identity.h"
 #include "mlgo/launch/stream_identity.h"
 #include "mlgo/support/subprocess.h"
 
@@ -76,12 +77,36 @@ std::string compilerMismatch(const std::string& program, const CompilerStamp& st
                      version.empty() ? program : version);
 }
 
+/// Why no entry of the table can apply to a compile reading `files`, whose
+/// profile identity goes to `profile`; empty when one may. An unreadable
+/// profile is the compiler's to report: the compile runs plainly.
+std::string profileMismatch(const ProfileFiles& files, const TuningManifest& manifest,
+                            std::string& profile) {
+  auto identity = profileIdentity(files);
+  if (!identity.ok())
+    return identity.error().message();
+  profile = std::move(*identity);
+  if (!manifest.profiles || manifest.profiles->empty() ||
+      std::binary_search(manifest.profiles->begin(), manifest.profiles->end(), profile))
+    return {};
+  std::string tunedWith;
+  for (const std::string& p : *manifest.profiles)
+    tunedWith += (tunedWith.empty() ? "" : ", ") + describeProfile(p);
+  return fmt::format("profile changed: the table's modules were tuned with {}, this compile "
+                     "reads {} ({})",
+                     tunedWith, files.describe(), describeProfile(profile));
+}
+
 /// Answers one compile from the table (see the header): looks the module up
 /// at the first decision, replays it, or hands over to the fallback.
 class TableAnswerer {
 public:
-  TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned)
-      : problem_(problem), tuned_(tuned) {
+  /// `profile`: the compile's profile identity (profile_identity.h), named
+  /// `profileName` in messages.
+  TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned, std::string profile,
+                std::string profileName)
+      : problem_(problem), tuned_(tuned), profile_(std::move(profile)),
+        profileName_(std::move(profileName)) {
     if (tuned.fallback)
       policyAnswerer_.emplace(problem, *tuned.fallback);
   }
@@ -151,13 +176,9 @@ private:
              "flags, or one tune left at clang's own decisions)";
       return Status::success();
     }
-    std::string tunedAt = entries->front().opt;
-    std::erase_if(*entries, [&](const TuningEntry& e) { return e.opt != tuned_.optLevel; });
-    if (entries->empty()) {
-      why_ = fmt::format("module tuned at {}, this compile is at {}", tunedAt,
-                         tuned_.optLevel);
+    why_ = keepApplicable(*entries);
+    if (entries->empty())
       return Status::success();
-    }
     size_t candidates = entries->size();
     entry_ = chooseEntry(std::move(*entries), tuned_.output);
     if (!entry_)
@@ -165,6 +186,23 @@ private:
                          "'{}' does not tell them apart",
                          candidates, tuned_.output);
     return Status::success();
+  }
+
+  /// Keeps the entries tuned at the compile's level with its profile; when
+  /// none is left, why.
+  std::string keepApplicable(std::vector<TuningEntry>& entries) const {
+    TuningEntry any = entries.front();
+    std::erase_if(entries, [&](const TuningEntry& e) { return e.opt != tuned_.optLevel; });
+    if (entries.empty())
+      return fmt::format("module tuned at {}, this compile is at {}", any.opt, tuned_.optLevel);
+    any = entries.front();
+    std::erase_if(entries, [&](const TuningEntry& e) { return e.profile != profile_; });
+    if (entries.empty())
+      return fmt::format("profile changed: module '{}' was tuned with {}, this compile reads "
+                         "{} ({})",
+                         any.module, describeProfile(any.profile), profileName_,
+                         describeProfile(profile_));
+    return {};
   }
 
   Status replay(env::CompilerSession& session, const env::Observation& observation) {
@@ -190,6 +228,8 @@ private:
 
   const env::Problem& problem_;
   const TunedLaunch& tuned_;
+  std::string profile_;
+  std::string profileName_;
   std::optional<Answerer> policyAnswerer_;
   std::shared_ptr<const env::BoundProblem> rules_;
   std::optional<StreamIdentity> identity_;
@@ -264,6 +304,7 @@ std::string appendLog(const TunedLaunch& tuned, const std::string& source,
 /// The interactive compile with the table answering; reruns when it must.
 Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Problem& problem,
                                      const std::string& source, const TunedLaunch& tuned,
+                                     const ProfileFiles& files, const std::string& profile,
                                      support::CleanupScope& scope) {
   TunedOutcome result;
   Started started = startInteractive(options, problem, source, scope);
@@ -272,7 +313,7 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     return result;
   }
   auto session = std::move(std::get<std::unique_ptr<env::CompilerSession>>(started));
-  TableAnswerer answerer(problem, tuned);
+  TableAnswerer answerer(problem, tuned, profile, files.describe());
   env::Observation observation;
   for (;;) {
     auto event = session->next(observation);
@@ -327,6 +368,11 @@ Result<TunedOutcome> runTuned(const LaunchOptions& options, const std::string& s
   TunedOutcome result;
   std::string mismatch =
       compilerMismatch(options.command[0], tuned.table->manifest().compiler, scope);
+  std::span<const std::string> args(options.command.begin() + 1, options.command.end());
+  ProfileFiles files = profileFiles(args);
+  std::string profile;
+  if (mismatch.empty())
+    mismatch = profileMismatch(files, tuned.table->manifest(), profile);
   if (!mismatch.empty()) {
     auto outcome = runFallback(options, source, tuned, scope);
     if (!outcome.ok())
@@ -334,7 +380,7 @@ Result<TunedOutcome> runTuned(const LaunchOptions& options, const std::string& s
     result.outcome = *outcome;
     result.why = mismatch;
   } else {
-    auto answered = answerFromTable(options, **problem, source, tuned, scope);
+    auto answered = answerFromTable(options, **problem, source, tuned, files, profile, scope);
     if (!answered.ok())
       return answered.error();
     result = std::move(*answered);

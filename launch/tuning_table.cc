@@ -84,6 +84,13 @@ Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view 
     return bad(where, "entry '" + entry.module + "' is filed under another key");
   entry.defaultScore = *defaultScore;
   entry.tunedScore = *tunedScore;
+  if (const llvm::json::Value* profile = o->get("profile")) {
+    auto text = profile->getAsString();
+    if (!text || !(text->empty() || isDigest(*text)))
+      return bad(where, "entry '" + entry.module +
+                            "': profile must be \"\" or a SHA-256 in hex");
+    entry.profile = text->str();
+  }
   return entry;
 }
 
@@ -133,6 +140,21 @@ Result<TuningManifest> parseManifest(std::string_view text, const std::string& w
   if (!modules || *modules < 0)
     return bad(where, "'modules' must be a count");
   manifest.modules = static_cast<uint64_t>(*modules);
+  if (const llvm::json::Value* profiles = object->get("profiles")) {
+    const auto* list = profiles->getAsArray();
+    if (!list)
+      return bad(where, "'profiles' must be a list");
+    std::vector<std::string> known;
+    for (const auto& p : *list) {
+      auto digest = p.getAsString();
+      if (!digest || !(digest->empty() || isDigest(*digest)))
+        return bad(where, "'profiles' must hold \"\" or SHA-256 digests in hex");
+      if (!known.empty() && !(known.back() < digest->str()))
+        return bad(where, "'profiles' must be sorted and distinct");
+      known.push_back(digest->str());
+    }
+    manifest.profiles = std::move(known);
+  }
   return manifest;
 }
 

@@ -13,7 +13,12 @@
 ///    most trailing path components with it); entries the path cannot tell
 ///    apart apply only if they answer alike, else none does. An entry tuned at another optimisation level than the
 ///    compile's does not apply (the same first decisions at -O2 and -Oz are
-///    common; the objects are not the same).
+///    common; the objects are not the same), nor one tuned with another
+///    profile (profile_identity.h: the content of the profile the compile
+///    reads, or none; "profile changed"). The profile is hashed once, before
+///    the compile: one that no entry was tuned with (the manifest lists them)
+///    gets the fallback at once; one that cannot be read gets the plain
+///    compile, whose compiler reports it.
 /// 3. Found: every decision is answered with the recorded action, each
 ///    checked by the problem's rules first (an eviction index must be allowed
 ///    by the mask). At the end the whole stream must hash to the entry's and

@@ -8,17 +8,22 @@
 ///     DIR/tuning.json         {"format": "mlgo-env-tuning", "version": 1,
 ///                              "problem": "inlining", "features": [sorted names],
 ///                              "clang": {"path", "size", "mtime_ns", "version"},
-///                              "modules": N}
+///                              "modules": N, "profiles": ["", <sha256 hex>...]}
 ///     DIR/modules/<key>.json  {"format": "mlgo-env-tuning-entries", "version": 1,
 ///                              "entries": [{"module": "src/a.o", "opt": "-Oz",
 ///                                           "decisions": 3,
 ///                                           "actions": "AQAB", "first": <sha256 hex>,
 ///                                           "stream": <sha256 hex>,
-///                                           "default_score": 120, "tuned_score": 96}]}
+///                                           "default_score": 120, "tuned_score": 96,
+///                                           "profile": ""}]}
 ///
 /// <key> is the first 16 hex digits of `first`, the SHA-256 of the first
 /// observation's identity features (stream_identity.h); `actions` is base64
-/// of one byte per decision, in the order the compiler asks.
+/// of one byte per decision, in the order the compiler asks. `profile` is the
+/// profile identity of the module's compile (profile_identity.h; "" = none,
+/// also when absent, as in tables older than the field); the manifest's
+/// `profiles` lists the entries' profile identities, sorted and distinct
+/// (absent in older tables: unknown).
 ///
 /// Errors are values naming the file: a manifest or entries file that is
 /// missing, truncated, of another format or version, or inconsistent (a
@@ -52,6 +57,8 @@ struct TuningEntry {
   std::string stream; ///< SHA-256 hex of the observations' digests (stream_identity.h).
   double defaultScore = 0;
   double tunedScore = 0;
+  /// The profile identity it was tuned with (profile_identity.h); empty = none.
+  std::string profile;
 };
 
 /// Of entries sharing a first decision, the one meant for the object at
@@ -76,6 +83,9 @@ struct TuningManifest {
   std::vector<std::string> features; ///< Identity features, sorted, distinct.
   CompilerStamp compiler;
   uint64_t modules = 0;
+  /// The profile identities of the entries, sorted, distinct ("" = none);
+  /// nullopt for a table older than the field (the entries then tell).
+  std::optional<std::vector<std::string>> profiles;
 };
 
 /// Parses a manifest's text; `where` names it in errors.

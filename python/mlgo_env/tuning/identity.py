@@ -3,8 +3,17 @@
 Two identities, for two readers (the format: docs/tuning-format.md):
 
 - **corpus identity** (:func:`module_identity`): SHA-256 of the module's bitcode and of
-  its command file. `python -m mlgo_env.tune` skips a module whose identity is unchanged,
+  its command file, and of the profile its command reads, if any (:func:`profile_identity`).
+  `python -m mlgo_env.tune` skips a module whose identity is unchanged,
   and `tune status --corpus=NEW` says which modules of a newer corpus are still covered.
+- **profile identity** (:func:`profile_identity`): a compile built with a profile (PGO) gives
+  another object when the profile's content changes, though its command names the same
+  path; the bitcode does not always show it (a front-end profile, ``-fprofile-instr-generate``,
+  annotates the IR the corpus keeps; an IR-level one, ``-fprofile-generate``, is read again
+  by every recompile, and the corpus keeps only its path). So the profile's content is part
+  of the module's identity, and its table entry records it (``profile``); the launcher
+  computes the same from the build's arguments (launch/profile_identity.cc) and applies the
+  entry only to a compile reading the same content.
 - **stream identity** (:class:`StreamHash`): each observation the compiler sends while the
   recorded decisions are answered hashes (SHA-256) to a digest of the raw bytes of its
   identity features, in the sorted order of their names; the stream's identity is the
@@ -50,12 +59,115 @@ def file_sha256(path: str) -> str:
 
 def module_identity(corpus: str, module: str) -> dict[str, str]:
     """{"bitcode": sha256 of <m>.bc, "command": sha256 of <m>.cmd (or of nothing when the
-    corpus has a global command)}; OSError when the bitcode cannot be read."""
+    corpus has a global command)}, and "profile" when the command reads a profile: its
+    profile identity, or "unreadable: PATH: REASON" (see :func:`module_profile`). OSError
+    when the bitcode cannot be read."""
     base = os.path.join(corpus, module)
     command = base + ".cmd"
-    return {"bitcode": file_sha256(base + ".bc"),
-            "command": file_sha256(command) if os.path.exists(command)
-            else hashlib.sha256(b"").hexdigest()}
+    identity = {"bitcode": file_sha256(base + ".bc"),
+                "command": file_sha256(command) if os.path.exists(command)
+                else hashlib.sha256(b"").hexdigest()}
+    profile = module_profile(corpus, module)
+    if profile is not None:
+        identity["profile"] = profile
+    return identity
+
+
+def profile_files(args: Sequence[str], directory: str) -> tuple[str | None, str | None]:
+    """(instrumentation profile, sample profile) a compile with `args` (driver or cc1
+    spelling) reads, as clang-22 chooses them, each resolved against `directory` (the
+    compile's working directory), or None. The last flag of each family wins:
+    ``-fprofile-instr-use=F``, ``-fprofile-use=F`` (a directory F means
+    ``F/default.profdata``), bare ``-fprofile-instr-use``/``-fprofile-use``
+    (``default.profdata``), ``-fprofile-instrument-use-path=F`` (cc1), off with
+    ``-fno-profile-instr-use``/``-fno-profile-use``; ``-fprofile-sample-use=F``,
+    ``-fauto-profile=F``, off with ``-fno-profile-sample-use``/``-fno-auto-profile``.
+    The launcher's rules (launch/profile_identity.cc). Stats at most one path."""
+    instr: str | None = None
+    sample: str | None = None
+    for a in args:
+        if a.startswith(("-fprofile-instr-use=", "-fprofile-instrument-use-path=")):
+            instr = os.path.join(directory, a.split("=", 1)[1])
+        elif a.startswith("-fprofile-use="):
+            value = a.split("=", 1)[1]
+            path = os.path.join(directory, value)
+            instr = os.path.join(path, "default.profdata") if not value or \
+                os.path.isdir(path) else path
+        elif a in ("-fprofile-instr-use", "-fprofile-use"):
+            instr = os.path.join(directory, "default.profdata")
+        elif a in ("-fno-profile-instr-use", "-fno-profile-use"):
+            instr = None
+        elif a.startswith(("-fprofile-sample-use=", "-fauto-profile=")):
+            sample = os.path.join(directory, a.split("=", 1)[1])
+        elif a in ("-fno-profile-sample-use", "-fno-auto-profile"):
+            sample = None
+    return instr, sample
+
+
+def profile_identity(args: Sequence[str], directory: str) -> str | None:
+    """The profile identity of a compile with `args` run in `directory`: None when it reads
+    no profile; else the SHA-256 (hex) of the profile's bytes, or, when it reads both kinds,
+    the SHA-256 of the two files' digests (32 bytes each, the instrumentation profile's
+    first). Reads the profiles; OSError naming one that cannot be read."""
+    digests = [bytes.fromhex(file_sha256(p)) for p in profile_files(args, directory) if p]
+    if not digests:
+        return None
+    if len(digests) == 1:
+        return digests[0].hex()
+    return hashlib.sha256(b"".join(digests)).hexdigest()
+
+
+def is_profile_digest(value: Any) -> bool:
+    """Whether `value` is a profile identity a table entry can hold (64 lower-case hex)."""
+    return isinstance(value, str) and len(value) == 64 and \
+        all(c in "0123456789abcdef" for c in value)
+
+
+def _compile_directory(args: Sequence[str], corpus: str, module: str) -> str:
+    """Where a corpus module's compile ran: its cc1 command's compilation directory (the
+    driver passes its working directory as ``-fcoverage-compilation-dir`` and
+    ``-fdebug-compilation-dir``; the first absolute one of those), else its entry in the
+    corpus's compile_commands.json (``corpus build`` writes one), else the corpus."""
+    for flag in ("-fcoverage-compilation-dir=", "-fdebug-compilation-dir="):
+        for a in reversed(args):
+            if a.startswith(flag) and os.path.isabs(a[len(flag):]):
+                return a[len(flag):]
+    if os.path.exists(os.path.join(corpus, "compile_commands.json")):
+        from .replay_lines import compile_commands
+        try:
+            found = compile_commands(corpus).get(module)
+        except (OSError, ValueError, ImportError):
+            found = None
+        if found is not None:
+            return found.directory
+    return corpus
+
+
+def module_args(corpus: str, module: str) -> list[str]:
+    """A corpus module's recorded command (<m>.cmd, NUL-separated, or the description's
+    global_command_override)."""
+    path = os.path.join(corpus, module + ".cmd")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+    import json
+    with open(os.path.join(corpus, "corpus_description.json"), encoding="utf-8") as f:
+        return list(json.load(f).get("global_command_override") or [])
+
+
+def module_profile(corpus: str, module: str) -> str | None:
+    """The profile identity of a corpus module's command (:func:`profile_identity`,
+    resolved against its compile's directory): None when it reads no profile,
+    "unreadable: PATH: REASON" when the profile cannot be read (such a module gets no
+    table entry: the table could not tell a build's profile from it)."""
+    args = module_args(corpus, module)
+    if not any("profile" in a or a.startswith("-fauto-profile") for a in args):
+        return None
+    directory = _compile_directory(args, corpus, module)
+    try:
+        return profile_identity(args, directory)
+    except OSError as e:
+        return f"unreadable: {e.filename}: {e.strerror}"
 
 
 _OPT = re.compile(r"^-O(\d+|s|z|fast|g)?$")
@@ -74,21 +186,14 @@ def opt_level(args: Sequence[str]) -> str:
 
 
 def module_opt_level(corpus: str, module: str) -> str:
-    """The optimisation level of a corpus module's command (<m>.cmd, NUL-separated, or the
-    description's global_command_override)."""
-    path = os.path.join(corpus, module + ".cmd")
-    if os.path.exists(path):
-        with open(path, "rb") as f:
-            args = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
-        return opt_level(args)
-    import json
-    with open(os.path.join(corpus, "corpus_description.json"), encoding="utf-8") as f:
-        return opt_level(json.load(f).get("global_command_override") or [])
+    """The optimisation level of a corpus module's command (:func:`module_args`)."""
+    return opt_level(module_args(corpus, module))
 
 
 def tuned_identity(corpus: str, module: str, clang_version: str) -> dict[str, str]:
-    """What a tuned module's state is keyed by: its corpus identity and the compiler's
-    version (a module tuned with another compiler is tuned again)."""
+    """What a tuned module's state is keyed by: its corpus identity (with its profile's)
+    and the compiler's version (a module tuned with another compiler, or with another
+    profile, is tuned again)."""
     return {**module_identity(corpus, module), "clang": clang_version}
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from .. import episodes as ep
 from ..cluster import Failure, TaskRunner
-from .identity import StreamHash, identity_features, module_opt_level
+from .identity import StreamHash, identity_features, is_profile_digest, module_opt_level
 from .state import load_states, save_state
 from .table import Entry, write_atomic
 from .tuner import ModuleTuner
@@ -41,9 +41,14 @@ class Recorder:
         return action
 
 
-def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str) -> Entry:
-    """The entry a record episode makes; ValueError when it did not score what the search
-    found, or made no decision."""
+def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str,
+             profile: str | None = None) -> Entry:
+    """The entry a record episode makes; `profile`: the profile identity of the module's
+    compile (its state's identity; None when it reads none). ValueError when it did not
+    score what the search found, made no decision, or its profile could not be read."""
+    if profile is not None and not is_profile_digest(profile):
+        raise ValueError(f"its profile could not be read ({profile}): a build's could not be "
+                         "told from it")
     expected = float(t.best_score)
     if abs(result.policy_score - expected) > TOLERANCE * max(1.0, abs(expected)):
         raise ValueError(f"replaying its best decisions scored {result.policy_score:.6g}, "
@@ -51,7 +56,7 @@ def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str) 
     if rec.hash.first is None:
         raise ValueError("replaying its best decisions made no decision")
     return Entry(t.module, rec.actions, rec.hash.first, rec.hash.hexdigest(),
-                 float(result.default_score), float(result.policy_score), opt)
+                 float(result.default_score), float(result.policy_score), opt, profile or "")
 
 
 def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
@@ -82,7 +87,8 @@ def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
         try:
             if isinstance(outcome, Failure):
                 raise ValueError(outcome.message)
-            entry = entry_of(t, rec, outcome, module_opt_level(o.corpus, t.module))
+            entry = entry_of(t, rec, outcome, module_opt_level(o.corpus, t.module),
+                             st["identity"].get("profile"))
             st["entry"], st["recorded_score"] = entry.to_json(), t.best_score
         except ValueError as e:  # the module keeps no entry; the build uses the fallback
             st["entry"], st["recorded_score"] = None, None

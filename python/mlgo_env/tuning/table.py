@@ -13,7 +13,11 @@ Layout of a tuning directory (docs/tuning-format.md is the specification)::
 An entry: ``{"module", "opt" (the optimisation level it was tuned at, e.g. "-Oz"),
 "decisions", "actions" (base64 of one byte per decision), "first"
 (hex SHA-256 of the first observation), "stream" (hex SHA-256 of the whole stream),
-"default_score", "tuned_score"}``.
+"default_score", "tuned_score", "profile" (the profile identity of the module's compile,
+mlgo_env.tuning.identity.profile_identity; "" when it reads none, also when absent, as in
+tables older than the field)}``. The manifest's "profiles" lists the entries' profile
+identities, sorted and distinct (the launcher falls back at once on a compile whose profile
+is not among them).
 
 Writers replace files atomically (write to a temporary name, then rename), so a reader
 never sees half a file. Readers raise :class:`TableError` naming the file for anything
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..files import write_atomic  # noqa: F401 - the tuning layer's writers
-from .identity import entry_key
+from .identity import entry_key, is_profile_digest
 
 FORMAT = "mlgo-env-tuning"
 ENTRIES_FORMAT = "mlgo-env-tuning-entries"
@@ -53,12 +57,15 @@ class Entry:
     tuned_score: float
     #: the optimisation level tune compiled it at ("-Oz"); a compile at another misses
     opt: str = "-O0"
+    #: the profile identity of its compile ("" = no profile); a compile reading another misses
+    profile: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "opt": self.opt, "decisions": len(self.actions),
                 "actions": base64.b64encode(bytes(self.actions)).decode("ascii"),
                 "first": self.first, "stream": self.stream,
-                "default_score": self.default_score, "tuned_score": self.tuned_score}
+                "default_score": self.default_score, "tuned_score": self.tuned_score,
+                "profile": self.profile}
 
     @staticmethod
     def from_json(value: Any, where: str) -> "Entry":
@@ -75,8 +82,13 @@ class Entry:
             actions = list(base64.b64decode(value["actions"], validate=True))
         except ValueError as e:
             raise TableError(f"{where}: a malformed entry: actions: {e}") from e
+        profile = value.get("profile", "")
+        if profile != "" and not is_profile_digest(profile):
+            raise TableError(f"{where}: entry '{value['module']}': profile must be \"\" or a "
+                             "SHA-256 in hex")
         entry = Entry(value["module"], actions, value["first"], value["stream"],
-                      float(value["default_score"]), float(value["tuned_score"]), value["opt"])
+                      float(value["default_score"]), float(value["tuned_score"]), value["opt"],
+                      profile)
         decisions = value["decisions"]
         if decisions != len(actions):
             raise TableError(f"{where}: entry '{entry.module}' says {decisions} decisions "
@@ -112,7 +124,8 @@ def write_table(directory: str, problem: str, features: Sequence[str], clang: di
             os.unlink(os.path.join(modules_dir, name))
     manifest = {"format": FORMAT, "version": VERSION, "problem": problem,
                 "features": list(features), "clang": clang,
-                "modules": sum(len(g) for g in by_key.values())}
+                "modules": sum(len(g) for g in by_key.values()),
+                "profiles": sorted({e.profile for g in by_key.values() for e in g})}
     write_atomic(os.path.join(directory, "tuning.json"), json.dumps(manifest, indent=1) + "\n")
     return manifest["modules"]
 
@@ -147,6 +160,13 @@ def read_manifest(directory: str) -> dict[str, Any]:
             not all(isinstance(clang.get(k), int) for k in ("size", "mtime_ns")) or \
             clang["size"] < 0:
         raise TableError(f"{path}: 'clang' needs path, size (not negative), mtime_ns and version")
+    profiles = m.get("profiles", [])
+    if not isinstance(profiles, list):
+        raise TableError(f"{path}: 'profiles' must be a list")
+    if not all(p == "" or is_profile_digest(p) for p in profiles):
+        raise TableError(f"{path}: 'profiles' must hold \"\" or SHA-256 digests in hex")
+    if profiles != sorted(set(profiles)):
+        raise TableError(f"{path}: 'profiles' must be sorted and distinct")
     return m
 
 
