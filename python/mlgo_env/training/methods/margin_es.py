@@ -25,9 +25,9 @@ import numpy as np
 
 from ...policies.margin_policy import (DEFAULT_SHAPE, MarginSpace, fit_margin_cv, make_space,
                                        space_of)
-from ...policies.policy import Policy, policy_from_json, save_policy
+from ...policies.policy import Policy, policy_from_json, policy_to_json, save_policy
 from ..search import ElitistES
-from . import Method, register
+from ..method import Method, register
 
 
 @register
@@ -109,7 +109,7 @@ class MarginES(Method):
         return self.space.policy(u, metadata)
 
     def state(self) -> dict[str, Any]:
-        return {"es": self.es.state(), "warm": self.warm.to_json()}
+        return {"es": self.es.state(), "warm": policy_to_json(self.warm)}
 
     def load(self, state: dict[str, Any]) -> None:
         space, u0 = space_of(policy_from_json(state["warm"], "checkpoint"))

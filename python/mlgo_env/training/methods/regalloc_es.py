@@ -31,7 +31,7 @@ from .. import regalloc_anchor as ra
 from .. import regalloc_baselines as rbl
 from .. import regalloc_cloning as rc
 from ..antithetic_es import AntitheticES
-from . import Method, register
+from ..method import Method, register
 
 #: tanh hidden units of the cloned scorer
 HIDDEN = 8
