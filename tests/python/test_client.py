@@ -1,7 +1,7 @@
 """Agent protocol tests from the Python client (run by ctest).
 
-Needs MLGO_ENV (the mlgo-env executable) in the environment; serves the demo
-corpus with the real clang-22.
+Needs MLGO_ENV (the mlgo-env executable) in the environment: ctest sets it; a missing one
+fails (real_tools.py). Serves the demo corpus with the real clang-22.
 """
 import json
 import os
@@ -20,8 +20,9 @@ from mlgo_env import agents, remote  # noqa: E402
 from mlgo_env.errors import MlgoError  # noqa: E402
 
 import numpy as np  # noqa: E402
+from real_tools import needs, path_of  # noqa: E402
 
-MLGO_ENV = os.environ.get("MLGO_ENV", "")
+MLGO_ENV = path_of("MLGO_ENV")
 SMALL_INLINING = ["sha256.o", "bignum.o", "codecs.o", "arena_alloc.o", "csv_parser.o"]
 SMALL_REGALLOC = ["arena_alloc.o", "json_parser.o", "expr_eval.o", "string_utils.o", "rb_tree.o"]
 
@@ -76,7 +77,7 @@ class ServedTestCase(unittest.TestCase):
         assert cls.server.stop() == 0
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class Conformance(ServedTestCase):
     server_args = ("--problem=inlining", "--jobs=2", "--max-line-bytes=65536")
 
@@ -184,7 +185,7 @@ class Conformance(ServedTestCase):
             self.assertEqual(reward, 0.0)
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class Ir2Vec(ServedTestCase):
     """--ir2vec-vocab=default: embedding features and the module embedding."""
     server_args = ("--problem=inlining", "--jobs=2", "--ir2vec-vocab=default")
@@ -226,7 +227,7 @@ class Ir2Vec(ServedTestCase):
         client.close()
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class Transports(unittest.TestCase):
     def test_tcp_loopback_and_stdio(self):
         server = Server("--problem=regalloc", listen="127.0.0.1:0")
@@ -256,7 +257,7 @@ class Transports(unittest.TestCase):
             server.stop()
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class Concurrency(unittest.TestCase):
     def test_eight_clients_twenty_episodes_mixed_problems(self):
         servers = {"inlining": Server("--problem=inlining", "--jobs=2"),

@@ -8,7 +8,8 @@ replay --verify` and the stdio server on the demo corpus with a private
 processes whose command line names that directory, entries in it, and the
 trace's temporary files.
 
-Needs MLGO_ENV (the mlgo-env executable) in the environment.
+Needs MLGO_ENV (the mlgo-env executable) in the environment: ctest sets it; a missing one
+fails (real_tools.py).
 """
 import os
 import shutil
@@ -22,8 +23,9 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import mlgo_env  # noqa: E402
 from mlgo_env import remote  # noqa: E402
+from real_tools import needs, path_of  # noqa: E402
 
-MLGO_ENV = os.environ.get("MLGO_ENV", "")
+MLGO_ENV = path_of("MLGO_ENV")
 
 
 def cmdline(pid):
@@ -62,7 +64,7 @@ def wait_for(predicate, timeout=60.0):
     return False
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class Interrupt(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="mlgo-interrupt-")

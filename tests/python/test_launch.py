@@ -15,8 +15,8 @@ and by CMake, plainly and through the launcher, with the real clang-22:
 - SIGINT to the build (as Ctrl-C sends it) leaves no clang and no fifo behind.
 
 make runs the lean launcher (mlgo-env-launch, MLGO_ENV_LAUNCH), CMake `mlgo-env launch`.
-Needs MLGO_ENV (the mlgo-env executable), MLGO_ENV_LAUNCH and MLGO_ENV_CORE_DIR (the
-Python core).
+Needs MLGO_ENV (the mlgo-env executable), MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR (the Python
+core), MLGO_CLANG and MLGO_CLANGXX (ctest sets them; real_tools.py): a missing one fails.
 """
 import json
 import os
@@ -36,11 +36,12 @@ import numpy as np  # noqa: E402
 import mlgo_env  # noqa: E402
 from mlgo_env.elf import executable_sections  # noqa: E402,F401 - also bench/'s
 from mlgo_env.policies.policy import Layer, Policy, save_policy  # noqa: E402
+from real_tools import needs, path_of  # noqa: E402
 
-MLGO_ENV = os.environ.get("MLGO_ENV", "")
-MLGO_ENV_LAUNCH = os.environ.get("MLGO_ENV_LAUNCH", "")
+MLGO_ENV = path_of("MLGO_ENV")
+MLGO_ENV_LAUNCH = path_of("MLGO_ENV_LAUNCH")
 PROJECT = os.path.join(CHECKOUT, "tests", "data", "launch_project")
-CC, CXX = shutil.which("clang-22"), shutil.which("clang++-22")
+CC, CXX = path_of("MLGO_CLANG"), path_of("MLGO_CLANGXX")
 
 
 def text_bytes(path):
@@ -95,8 +96,7 @@ def never_flip_policy():
                   transforms=["signed-log1p"] * 3, decision="flip-default-if-logit>0")
 
 
-@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CC and CXX,
-                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang-22 missing")
+@needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
 class Launch(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="mlgo-launch-test-")

@@ -12,7 +12,7 @@ observation:
   `Policy.act` on the observations recorded with them; and `replay --verify` accepts
   that trace (its header names the policy file).
 
-Needs MLGO_ENV (the mlgo-env executable).
+Needs MLGO_ENV (the mlgo-env executable): ctest sets it; a missing one fails (real_tools.py).
 """
 import json
 import os
@@ -30,8 +30,9 @@ from mlgo_env.policies.policy import (EMULATION_FEATURE, Layer, Policy, new_poli
                                      save_policy)
 from mlgo_env.policies.residual_policy import ResidualSpace  # noqa: E402
 from mlgo_env.trace_log import read_observations  # noqa: E402
+from real_tools import needs, path_of  # noqa: E402
 
-MLGO_ENV = os.environ.get("MLGO_ENV", "")
+MLGO_ENV = path_of("MLGO_ENV")
 INLINING_MODULES = r"(sha256|json_parser|lz77|expr_eval|order_book)\.o"
 REGALLOC_MODULES = r"(sha256|huffman|matrix_lu)\.o"
 
@@ -136,7 +137,7 @@ def regalloc_policies(observations):
     }
 
 
-@unittest.skipUnless(MLGO_ENV, "MLGO_ENV not set")
+@needs("MLGO_ENV")
 class PolicyParity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -13,7 +13,8 @@ CMake (`mlgo-env launch`, other object paths) with the table:
   entry whose stream differs from the compile's makes the compile run again plainly, and
   says why; regalloc at -O2: modules with entries get them, the programs print the same.
 
-Needs MLGO_ENV, MLGO_ENV_LAUNCH and MLGO_ENV_CORE_DIR, like test_launch.
+Needs MLGO_ENV, MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR, MLGO_CLANG and MLGO_CLANGXX like
+test_launch, and MLGO_LLD for ThinLTO (ctest sets them; real_tools.py): a missing one fails.
 """
 import base64
 import json
@@ -29,6 +30,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(CHECKOUT, "python"))
+from real_tools import needs, path_of  # noqa: E402
 from test_launch import (CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, margin_policy,  # noqa: E402
                          objects_under, processes_naming, text_bytes)
 
@@ -80,8 +82,7 @@ def program_output(src, name):
                           check=True).stdout
 
 
-@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CC and CXX,
-                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang-22 missing")
+@needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
 class TunedInlining(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -347,8 +348,7 @@ class TunedInlining(unittest.TestCase):
             self.assertEqual(text_bytes(path), text_bytes(plain[module]), module)
 
 
-@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CC and CXX,
-                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang-22 missing")
+@needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
 class TunedRegalloc(unittest.TestCase):
     def test_o2_build_with_a_regalloc_table(self):
         d = tempfile.mkdtemp(prefix="mlgo-tune-ra-")
@@ -405,13 +405,14 @@ int main(int argc, char**) { V v{argc, 2}; return helper(argc) + sq(argc) + v.su
 THINLTO_B = """int helper(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * x; return s; }
 int twice(int x) { return helper(x) * 2 + helper(x + 1); }
 """
+#: clang links with the lld-22 CMake found (--ld-path), as lld (-fuse-ld=lld: ThinLTO's options)
+LLD = ["-fuse-ld=lld", f"--ld-path={path_of('MLGO_LLD')}"]
 #: the backend command lld-22's Distributed ThinLTO gives each job (after the compiler)
 BACKEND = ["-c", "--target=x86_64-pc-linux-gnu", "-O2", "-faddrsig", "-ffunction-sections",
            "-fdata-sections", "-fpic", "-Wno-unused-command-line-argument"]
 
 
-@unittest.skipUnless(MLGO_ENV and MLGO_ENV_LAUNCH and CXX and shutil.which("ld.lld-22"),
-                     "MLGO_ENV or MLGO_ENV_LAUNCH not set, or clang++-22/lld-22 missing")
+@needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX", "MLGO_LLD")
 class TunedThinLto(unittest.TestCase):
     """ThinLTO: the modules lld's backends compile (captured with --save-temps=import) are
     tuned; a link with Distributed ThinLTO runs each backend compile through the launcher
@@ -426,7 +427,7 @@ class TunedThinLto(unittest.TestCase):
             run = lambda *cmd: subprocess.run(cmd, cwd=d, check=True, capture_output=True,  # noqa: E731
                                               text=True, timeout=600)
             run(CXX, "-Oz", "-flto=thin", "-c", "a.cpp", "b.cpp")
-            run(CXX, "-Oz", "-flto=thin", "-fuse-ld=lld", "-Wl,--save-temps=import",
+            run(CXX, "-Oz", "-flto=thin", *LLD, "-Wl,--save-temps=import",
                 "-Wl,--thinlto-emit-index-files", "a.o", "b.o", "-o", "plain")
             corpus, tuning = os.path.join(d, "corpus"), os.path.join(d, "tuning")
             run(MLGO_ENV, "corpus", "extract", "--input_type=directory", f"--input={d}",
@@ -437,8 +438,8 @@ class TunedThinLto(unittest.TestCase):
             entries = {e.module: e for e in read_entries(tuning)}
             self.assertTrue(any(e.tuned_score < e.default_score for e in entries.values()))
             log = os.path.join(d, "launch.log")
-            prepend = [f"--tuning={tuning}", f"--log={log}", "--", shutil.which("clang-22")]
-            run(CXX, "-Oz", "-flto=thin", "-fuse-ld=lld",
+            prepend = [f"--tuning={tuning}", f"--log={log}", "--", CC]
+            run(CXX, "-Oz", "-flto=thin", *LLD,
                 f"-fthinlto-distributor={MLGO_ENV_LAUNCH}", "-Xthinlto-distributor=--thinlto-jobs",
                 f"-Wl,--thinlto-remote-compiler={MLGO_ENV_LAUNCH}",
                 *[f"-Wl,--thinlto-remote-compiler-prepend-arg={a}" for a in prepend],
