@@ -211,4 +211,8 @@ std::filesystem::path defaultVocabularyPath() {
   return MLGO_IR2VEC_DEFAULT_VOCAB;
 }
 
+std::filesystem::path vocabularyArgument(std::string_view value) {
+  return value == "default" ? defaultVocabularyPath() : std::filesystem::path(value);
+}
+
 } // namespace mlgo::ir2vec

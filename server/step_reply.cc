@@ -1,10 +1,15 @@
 //===- server/step_reply.cc - the JSON of a step or reset reply -----------===//
 #include "step_reply.h"
 
+#include "mlgo/env/step_info.h"
+
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <span>
 
 namespace mlgo::server {
 
@@ -21,12 +26,105 @@ bool plainJsonText(std::string_view text) {
   return true;
 }
 
-void writeAction(llvm::json::OStream& json, const env::ActionValue& action) {
-  if (const auto* i = std::get_if<int64_t>(&action))
-    json.value(*i);
-  else
-    json.value(std::get<double>(action));
-}
+/// Writes the info fields (env/step_info.h) with llvm::json.
+struct JsonInfoWriter {
+  llvm::json::OStream& json;
+
+  void field(std::string_view key, std::string_view text) {
+    json.attribute(key, llvm::StringRef(text));
+  }
+  void field(std::string_view key, int64_t number) { json.attribute(key, number); }
+  void field(std::string_view key, uint64_t number) {
+    json.attribute(key, static_cast<int64_t>(number));
+  }
+  void field(std::string_view key, double number) { json.attribute(key, number); }
+  void field(std::string_view key, bool flag) { json.attribute(key, flag); }
+  void field(std::string_view key, const env::ActionValue& action) {
+    if (const auto* i = std::get_if<int64_t>(&action))
+      json.attribute(key, *i);
+    else
+      json.attribute(key, std::get<double>(action));
+  }
+  void field(std::string_view key, std::span<const double> numbers) {
+    json.attributeArray(key, [&] {
+      for (double number : numbers)
+        json.value(number);
+    });
+  }
+  void field(std::string_view key, std::span<const env::ContextScore> contexts) {
+    json.attributeArray(key, [&] {
+      for (const auto& c : contexts)
+        json.object([&] { env::visitContextScore(c, *this); });
+    });
+  }
+};
+
+/// Writes the info fields by appending to a string, as JsonInfoWriter
+/// would write them, for text that plainJsonText accepts (the caller
+/// checks it: nothing is escaped here).
+struct StraightInfoWriter {
+  std::string& out;
+  bool first = true;
+
+  void key(std::string_view name) {
+    out += first ? "\"" : ",\"";
+    first = false;
+    out += name;
+    out += "\":";
+  }
+  void number(double value) { // llvm::json's spelling of a double
+    char text[32];
+    int n = std::snprintf(text, sizeof text, "%.*g", std::numeric_limits<double>::max_digits10,
+                          value);
+    out.append(text, static_cast<size_t>(n));
+  }
+  void field(std::string_view name, std::string_view text) {
+    key(name);
+    out += '"';
+    out += text;
+    out += '"';
+  }
+  void field(std::string_view name, int64_t value) {
+    key(name);
+    out += std::to_string(value);
+  }
+  void field(std::string_view name, uint64_t value) { field(name, static_cast<int64_t>(value)); }
+  void field(std::string_view name, double value) {
+    key(name);
+    number(value);
+  }
+  void field(std::string_view name, bool flag) {
+    key(name);
+    out += flag ? "true" : "false";
+  }
+  void field(std::string_view name, const env::ActionValue& action) {
+    if (const auto* i = std::get_if<int64_t>(&action))
+      field(name, *i);
+    else
+      field(name, std::get<double>(action));
+  }
+  void field(std::string_view name, std::span<const double> values) {
+    key(name);
+    out += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0)
+        out += ',';
+      number(values[i]);
+    }
+    out += ']';
+  }
+  void field(std::string_view name, std::span<const env::ContextScore> contexts) {
+    key(name);
+    out += '[';
+    for (size_t i = 0; i < contexts.size(); ++i) {
+      out += i > 0 ? ",{" : "{";
+      StraightInfoWriter inner{out};
+      env::visitContextScore(contexts[i], inner);
+      out += '}';
+    }
+    out += ']';
+  }
+};
 
 /// The step's observation cut back into its tensors (spec order).
 std::vector<std::span<const std::byte>> visibleTensors(const env::StepResult& step,
@@ -64,6 +162,12 @@ void appendObservationFrame(std::string& out, const env::StepResult& step,
     out.append(reinterpret_cast<const char*>(t.data()), t.size());
 }
 
+void appendStepInfoFields(std::string& out, const env::StepResult& step,
+                          const env::ResetResult* reset, std::string_view defaultActionSource) {
+  StraightInfoWriter info{out};
+  env::visitStepInfo(step, reset, defaultActionSource, info);
+}
+
 bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
                                 const env::EnvironmentDescription& d,
                                 const protocol::ObservationJsonWriter& writer,
@@ -83,17 +187,8 @@ bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
                 d.defaultActionSource.size() + 192);
   out += "{\"observation\":";
   writer.append(out, tensors, encoding);
-  out += ",\"reward\":0,\"terminated\":false,\"truncated\":false,\"info\":{\"context\":\"";
-  out += step.observation.context;
-  out += "\",\"observation_id\":";
-  out += std::to_string(step.observation.id);
-  if (action) {
-    out += ",\"default_action\":";
-    out += std::to_string(*action);
-    out += ",\"default_action_source\":\"";
-    out += d.defaultActionSource;
-    out += '"';
-  }
+  out += ",\"reward\":0,\"terminated\":false,\"truncated\":false,\"info\":{";
+  appendStepInfoFields(out, step, nullptr, d.defaultActionSource);
   out += "}}";
   return true;
 }
@@ -126,43 +221,8 @@ std::string generalStepJson(const env::StepResult& step, const env::EnvironmentD
     json.attribute("terminated", step.terminated);
     json.attribute("truncated", step.truncated);
     json.attributeObject("info", [&] {
-      if (!ended) {
-        json.attribute("context", step.observation.context);
-        json.attribute("observation_id", step.observation.id);
-      }
-      if (step.defaultAction) {
-        json.attributeBegin("default_action");
-        writeAction(json, *step.defaultAction);
-        json.attributeEnd();
-        json.attribute("default_action_source", d.defaultActionSource);
-      }
-      if (reset && reset->moduleEmbedding)
-        json.attributeArray("module_embedding", [&] {
-          for (double value : *reset->moduleEmbedding)
-            json.value(value);
-        });
-      if (!step.summary)
-        return;
-      const auto& s = *step.summary;
-      json.attribute("policy_score", s.policyScore);
-      json.attribute("default_score", s.defaultScore);
-      json.attribute("observations", static_cast<int64_t>(s.observations));
-      json.attribute("agent_steps", static_cast<int64_t>(s.agentSteps));
-      json.attribute("fallback_steps", static_cast<int64_t>(s.fallbackSteps));
-      json.attribute("prefix_steps", static_cast<int64_t>(s.prefixSteps));
-      json.attribute("channel_opened", s.channelOpened);
-      json.attribute("baseline_cached", s.baselineCached);
-      json.attribute("compile_seconds", s.compileSeconds);
-      json.attribute("compiler_cpu_seconds", s.compilerCpuSeconds);
-      json.attributeArray("contexts", [&] {
-        for (const auto& c : s.contexts)
-          json.object([&] {
-            json.attribute("name", c.name);
-            json.attribute("policy_score", c.policy);
-            if (c.baseline)
-              json.attribute("default_score", *c.baseline);
-          });
-      });
+      JsonInfoWriter info{json};
+      env::visitStepInfo(step, reset, d.defaultActionSource, info);
     });
   });
   return out;

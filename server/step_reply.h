@@ -12,6 +12,7 @@
 #include "mlgo/protocol/observation_codec.h"
 
 #include <string>
+#include <string_view>
 
 namespace mlgo::server {
 
@@ -29,6 +30,12 @@ bool appendIntermediateStepJson(std::string& out, const env::StepResult& step,
                                 const env::EnvironmentDescription& description,
                                 const protocol::ObservationJsonWriter& writer,
                                 protocol::TensorEncoding encoding);
+
+/// Appends the fields of a step's info (env/step_info.h), without the
+/// braces, as generalStepJson writes them - for a context and default-action
+/// source that JSON would not escape (the caller checks).
+void appendStepInfoFields(std::string& out, const env::StepResult& step,
+                          const env::ResetResult* reset, std::string_view defaultActionSource);
 
 /// Any step's or reset's reply (`reset` set for reset replies: episode,
 /// module, module embedding). `visible`: the observation specs as a header.

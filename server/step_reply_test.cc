@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 
 namespace mlgo::server {
 namespace {
@@ -94,6 +95,40 @@ TEST(StepReply, EveryOtherStepIsLeftToTheGeneralWriter) {
   EXPECT_NE(generalStepJson(s, f.description, f.visible, TensorEncoding::kJson, nullptr)
                 .find(R"("context":"a\"b")"),
             std::string::npos);
+}
+
+TEST(StepReply, BothWritersWriteEveryInfoFieldAlike) {
+  // A reset's final step with every field the info has (env/step_info.h):
+  // the straight writer's fields are the general reply's info, byte for byte.
+  Fixture f;
+  env::ResetResult reset;
+  reset.episode = 3;
+  reset.module = "m.o";
+  reset.moduleEmbedding = std::make_shared<const std::vector<double>>(
+      std::vector<double>{0.1, -2.5e-7, 3.0, 1e300});
+  reset.step = f.step();
+  reset.step.terminated = true;
+  reset.step.reward = 0.125;
+  reset.step.defaultAction = env::ActionValue(0.3);
+  auto& s = reset.step.summary.emplace();
+  s.policyScore = 1234.5;
+  s.defaultScore = 1240;
+  s.observations = 7;
+  s.agentSteps = 5;
+  s.fallbackSteps = 1;
+  s.prefixSteps = 1;
+  s.channelOpened = true;
+  s.compileSeconds = 0.0123456789;
+  s.compilerCpuSeconds = 1.0 / 3;
+  s.contexts = {{"f", 10.5, 11.0}, {"g", 2.0, std::nullopt}};
+  std::string general =
+      generalStepJson(reset.step, f.description, f.visible, TensorEncoding::kJson, &reset);
+  std::string fields;
+  appendStepInfoFields(fields, reset.step, &reset, f.description.defaultActionSource);
+  EXPECT_EQ(general.substr(general.find("\"info\":{") + 8), fields + "}}");
+  for (const char* key : {"\"module_embedding\":[", "\"default_action\":0.", "\"prefix_steps\":1",
+                          "\"contexts\":[{\"name\":\"f\"", "{\"name\":\"g\",\"policy_score\":2}]"})
+    EXPECT_NE(fields.find(key), std::string::npos) << key << " in " << fields;
 }
 
 } // namespace

@@ -13,8 +13,9 @@ exception per error code) and spaces.py.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
+from ._native import load_core
 from .backend import Backend, InProcessBackend, RemoteBackend
 from .env import Env, to_action
 from .errors import (Busy, EpisodeFailed, InternalError, InvalidAction, InvalidParams,
@@ -26,7 +27,8 @@ from .vector import VectorEnv
 __version__ = "0.1.0"
 
 __all__ = [
-    "make", "make_vec", "Env", "VectorEnv", "Client", "connect", "PROBLEMS", "MlgoError",
+    "make", "make_vec", "environment_options", "Env", "VectorEnv", "Client", "connect",
+    "PROBLEMS", "MlgoError",
     "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError",
     "InvalidAction", "UnknownEpisode", "EpisodeFailed", "Busy", "LineTooLong", "ServerGone",
     "error_for", "to_action",
@@ -35,13 +37,34 @@ __all__ = [
 PROBLEMS = ("inlining", "regalloc", "regalloc-priority")
 
 
-def _backend(problem: str, remote: Union[None, str, Sequence[str], Client],
+def environment_options() -> List[Dict[str, Any]]:
+    """The environment's options, as the compiled core lists them (one table in C++,
+    include/mlgo/env/environment_option_table.h, from which mlgo-env's flags come too):
+    per option a dict of ``keyword`` (make()'s), ``flag`` (mlgo-env's, or None),
+    ``kind``, ``default`` and ``help``. Raises ImportError without the core."""
+    return load_core().environment_options()
+
+
+def _check_keywords(caller: str, options: Dict[str, Any]) -> None:
+    """TypeError naming the options that are no environment option (the core's table)."""
+    known = {o["keyword"] for o in environment_options() if o["keyword"]}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"{caller}() got unexpected options {sorted(unknown)}")
+
+
+def _backend(caller: str, problem: str, remote: Union[None, str, Sequence[str], Client],
              options: Dict[str, Any]) -> Backend:
     given = {k: v for k, v in options.items() if v is not None}
     if remote is None:
+        _check_keywords(caller, options)
         given["problem"] = problem
         return InProcessBackend(given)
     if given:
+        try:  # without the core, any option is refused below, known or not
+            _check_keywords(caller, given)
+        except ImportError:
+            pass
         raise InvalidParams(f"{sorted(given)} configure an in-process environment; a server "
                             "takes them as its own flags (mlgo-env serve --help)")
     if isinstance(remote, Client):
@@ -56,53 +79,28 @@ def _backend(problem: str, remote: Union[None, str, Sequence[str], Client],
 
 
 def make(problem: str = "inlining", corpus: Optional[str] = None, *,
-         remote: Union[None, str, Sequence[str], Client] = None,
-         jobs: Optional[int] = None, cache_dir: Optional[str] = None,
-         disk_cache: Optional[bool] = None, ir2vec_vocab: Optional[str] = None,
-         clang: Optional[str] = None, temp_dir: Optional[str] = None,
-         compile_timeout: Optional[float] = None, max_observations: Optional[int] = None,
-         max_episodes: Optional[int] = None, include_default_feature: Optional[bool] = None,
-         sampler: Optional[str] = None, seed: Optional[int] = None,
-         module_embeddings: Optional[bool] = None,
-         delete_flags: Optional[Sequence[str]] = None,
-         replace_flags: Optional[Sequence[str]] = None,
-         add_flags: Optional[Sequence[str]] = None,
-         full_compile: Optional[bool] = None) -> Env:
+         remote: Union[None, str, Sequence[str], Client] = None, **options: Any) -> Env:
     """An ``Env`` for ``problem`` ("inlining", "regalloc", "regalloc-priority").
 
-    In process (``remote=None``): ``corpus`` (directory; default the bundled
-    demo corpus, -Oz for inlining, -O2 for regalloc), ``jobs`` (compilers at
-    once; default cores), ``cache_dir`` / ``disk_cache`` (baseline scores),
-    ``ir2vec_vocab`` (a vocabulary path or ``"default"``), ``clang``,
-    ``temp_dir``, ``compile_timeout`` (seconds), ``max_observations``,
-    ``max_episodes``, ``include_default_feature``, ``sampler`` ("uniform",
-    "without-replacement", "round-robin") and ``seed``, ``delete_flags`` /
-    ``replace_flags`` / ``add_flags`` - the same as mlgo-env's flags of the
-    same names, and ``full_compile`` (mlgo-env's ``--full-compile``: register
-    allocation episodes compile each module in full instead of from its
-    cached optimised IR; same scores, about twice the time). Errors in them
-    raise ``InvalidParams`` (or ``EpisodeFailed`` when clang cannot be
-    probed) naming the problem.
+    In process (``remote=None``): ``corpus`` (directory; default the bundled demo corpus,
+    -Oz for inlining, -O2 for regalloc) and the environment options as keywords: mlgo-env's
+    environment flags, spelled as Python names (``--cache-dir`` is ``cache_dir``,
+    ``--no-disk-cache`` is ``disk_cache=False``, repeated ``--delete-flag`` is
+    ``delete_flags=[...]``), and ``module_embeddings``. :func:`environment_options` lists
+    them with their kinds, defaults and help (``jobs``, ``cache_dir``, ``disk_cache``,
+    ``ir2vec_vocab``, ``clang``, ``temp_dir``, ``compile_timeout`` in seconds,
+    ``max_observations``, ``max_episodes``, ``include_default_feature``, ``sampler``,
+    ``seed``, ``priority_fallback``, ``full_compile``, ...); None means the default. An
+    unknown keyword raises TypeError; a bad value ``InvalidParams`` naming it
+    (``EpisodeFailed`` when clang cannot be probed).
 
     Remote: ``remote="unix:PATH"`` or ``"HOST:PORT"`` (``mlgo-env serve``), a
     list (an mlgo-env command spoken to over stdio), or a ``Client``. The
-    server's problem must be ``problem``; the in-process options are then
-    refused (they are the server's flags).
+    server's problem must be ``problem``; the environment options are then
+    refused (``InvalidParams``: they are the server's flags). The remote path needs
+    no compiled core.
     """
-    return Env(_backend(problem, remote, dict(
-        corpus=corpus, jobs=jobs, cache_dir=cache_dir, disk_cache=disk_cache,
-        ir2vec_vocab=ir2vec_vocab, clang=clang, temp_dir=temp_dir,
-        compile_timeout=compile_timeout, max_observations=max_observations,
-        max_episodes=max_episodes, include_default_feature=include_default_feature,
-        sampler=sampler, seed=seed, module_embeddings=module_embeddings,
-        delete_flags=delete_flags, replace_flags=replace_flags, add_flags=add_flags,
-        full_compile=full_compile)))
-
-
-_MAKE_OPTIONS = {
-    "corpus", "jobs", "cache_dir", "disk_cache", "ir2vec_vocab", "clang", "temp_dir",
-    "compile_timeout", "max_observations", "max_episodes", "include_default_feature", "sampler",
-    "seed", "module_embeddings", "delete_flags", "replace_flags", "add_flags", "full_compile"}
+    return Env(_backend("make", problem, remote, dict(options, corpus=corpus)))
 
 
 def make_vec(problem: str = "inlining", num_envs: int = 2, corpus: Optional[str] = None, *,
@@ -111,7 +109,5 @@ def make_vec(problem: str = "inlining", num_envs: int = 2, corpus: Optional[str]
     In process, ``jobs`` defaults to ``num_envs``."""
     if remote is None:
         options.setdefault("jobs", num_envs)
-    unknown = set(options) - _MAKE_OPTIONS
-    if unknown:
-        raise TypeError(f"make_vec() got unexpected options {sorted(unknown)}")
-    return VectorEnv(_backend(problem, remote, dict(options, corpus=corpus)), num_envs)
+    return VectorEnv(_backend("make_vec", problem, remote, dict(options, corpus=corpus)),
+                     num_envs)

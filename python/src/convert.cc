@@ -1,15 +1,15 @@
 //===- python/src/convert.cc - C++ values to and from Python --------------===//
 #include "convert.h"
 
-#include "mlgo/corpus/command_line.h"
-#include "mlgo/corpus/sampler.h"
-#include "mlgo/ir2vec/vocabulary.h"
+#include "mlgo/env/environment_option_table.h"
+#include "mlgo/env/step_info.h"
 
 #include <pybind11/stl.h>
 
-#include <algorithm>
-#include <cmath>
-#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -66,110 +66,157 @@ env::ActionValue toAction(py::handle action) {
 }
 
 namespace {
-py::object actionObject(const env::ActionValue& action) {
-  if (const auto* i = std::get_if<int64_t>(&action))
-    return py::int_(*i);
-  return py::float_(std::get<double>(action));
-}
+
+/// Builds the info dict from its fields (mlgo/env/step_info.h).
+struct DictInfoWriter {
+  py::dict& info;
+
+  void field(std::string_view key, std::string_view text) { set(key, py::str(text)); }
+  void field(std::string_view key, int64_t number) { set(key, py::int_(number)); }
+  void field(std::string_view key, uint64_t number) { set(key, py::int_(number)); }
+  void field(std::string_view key, double number) { set(key, py::float_(number)); }
+  void field(std::string_view key, bool flag) { set(key, py::bool_(flag)); }
+  void field(std::string_view key, const env::ActionValue& action) {
+    if (const auto* i = std::get_if<int64_t>(&action))
+      field(key, *i);
+    else
+      field(key, std::get<double>(action));
+  }
+  void field(std::string_view key, std::span<const double> numbers) {
+    py::list values;
+    for (double number : numbers)
+      values.append(py::float_(number));
+    set(key, std::move(values));
+  }
+  void field(std::string_view key, std::span<const env::ContextScore> contexts) {
+    py::list values;
+    for (const auto& c : contexts) {
+      py::dict context;
+      DictInfoWriter inner{context};
+      env::visitContextScore(c, inner);
+      values.append(std::move(context));
+    }
+    set(key, std::move(values));
+  }
+  void set(std::string_view key, py::object value) { info[py::str(key)] = std::move(value); }
+};
+
 } // namespace
 
 py::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset,
                   const std::string& defaultActionSource) {
   py::dict info;
-  const bool ended = step.terminated || step.truncated;
-  if (!ended) {
-    info["context"] = step.observation.context;
-    info["observation_id"] = step.observation.id;
-  }
-  if (step.defaultAction) {
-    info["default_action"] = actionObject(*step.defaultAction);
-    info["default_action_source"] = defaultActionSource;
-  }
-  if (reset && reset->moduleEmbedding)
-    info["module_embedding"] = py::cast(*reset->moduleEmbedding);
-  if (!step.summary)
-    return info;
-  const auto& s = *step.summary;
-  info["policy_score"] = s.policyScore;
-  info["default_score"] = s.defaultScore;
-  info["observations"] = s.observations;
-  info["agent_steps"] = s.agentSteps;
-  info["fallback_steps"] = s.fallbackSteps;
-  info["prefix_steps"] = s.prefixSteps;
-  info["channel_opened"] = s.channelOpened;
-  info["baseline_cached"] = s.baselineCached;
-  info["compile_seconds"] = s.compileSeconds;
-  info["compiler_cpu_seconds"] = s.compilerCpuSeconds;
-  py::list contexts;
-  for (const auto& c : s.contexts) {
-    py::dict context;
-    context["name"] = c.name;
-    context["policy_score"] = c.policy;
-    if (c.baseline)
-      context["default_score"] = *c.baseline;
-    contexts.append(std::move(context));
-  }
-  info["contexts"] = std::move(contexts);
+  DictInfoWriter writer{info};
+  env::visitStepInfo(step, reset, defaultActionSource, writer);
   return info;
 }
 
 namespace {
 
-template <typename T> std::optional<T> option(const py::dict& options, const char* key) {
-  if (!options.contains(key) || options[key].is_none())
-    return std::nullopt;
-  return options[key].cast<T>();
+std::string typeName(py::handle value) {
+  return py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>();
+}
+
+[[noreturn]] void refuse(const std::string& key, const char* wanted, py::handle value) {
+  raise(kInvalidParams, key + ": expected " + wanted + ", not " + typeName(value));
+}
+
+/// `value` as the OptionValue of `spec.kind`; kInvalidParams naming `key`
+/// when it is not of that kind.
+env::OptionValue optionValue(const env::EnvironmentOptionSpec& spec, const std::string& key,
+                             py::handle value) {
+  PyObject* p = value.ptr();
+  switch (spec.kind) {
+  case env::OptionKind::kSwitch:
+    if (!PyBool_Check(p))
+      refuse(key, "True or False", value);
+    return p == Py_True;
+  case env::OptionKind::kCount: {
+    if (PyBool_Check(p) || !PyLong_Check(p))
+      refuse(key, "an int", value);
+    unsigned long long count = PyLong_AsUnsignedLongLong(p);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      raise(kInvalidParams, key + ": " + py::repr(value).cast<std::string>() +
+                                " is not a count (0 to 2**64-1)");
+    }
+    return uint64_t{count};
+  }
+  case env::OptionKind::kSeconds:
+    if (PyBool_Check(p) || !(PyLong_Check(p) || PyFloat_Check(p)))
+      refuse(key, "a number of seconds", value);
+    return value.cast<double>();
+  case env::OptionKind::kText:
+    if (!PyUnicode_Check(p))
+      refuse(key, "a str", value);
+    return value.cast<std::string>();
+  case env::OptionKind::kPath: {
+    if (!PyUnicode_Check(p) && !PyObject_HasAttrString(p, "__fspath__"))
+      refuse(key, "a str or path", value);
+    auto path = py::reinterpret_steal<py::object>(PyOS_FSPath(p));
+    if (!path || !PyUnicode_Check(path.ptr())) {
+      PyErr_Clear();
+      refuse(key, "a str or path", value);
+    }
+    return path.cast<std::string>();
+  }
+  case env::OptionKind::kTexts: {
+    if (PyUnicode_Check(p) || PyBytes_Check(p) || !PySequence_Check(p))
+      refuse(key, "a list of str", value);
+    std::vector<std::string> texts;
+    for (auto item : py::reinterpret_borrow<py::sequence>(value)) {
+      if (!PyUnicode_Check(item.ptr()))
+        refuse(key + "[" + std::to_string(texts.size()) + "]", "a str", item);
+      texts.push_back(item.cast<std::string>());
+    }
+    return texts;
+  }
+  }
+  raise(kInternalError, key + ": an option of no known kind");
+}
+
+py::object pythonValue(const env::OptionValue& value) {
+  return std::visit([](const auto& v) -> py::object { return py::cast(v); }, value);
 }
 
 } // namespace
 
 env::EnvironmentOptions environmentOptions(const py::dict& options) {
-  env::EnvironmentOptions o;
-  for (auto item : options) {
-    static const char* const known[] = {
-        "problem", "corpus", "clang", "cache_dir", "disk_cache", "jobs", "max_episodes",
-        "compile_timeout", "max_observations", "temp_dir", "ir2vec_vocab", "module_embeddings",
-        "include_default_feature", "sampler", "seed", "delete_flags", "replace_flags", "add_flags",
-        "full_compile"};
-    auto key = item.first.cast<std::string>();
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
+  env::EnvironmentOptions o = env::defaultEnvironmentOptions();
+  for (auto [name, value] : options) {
+    if (!PyUnicode_Check(name.ptr()))
+      refuse("environment option name " + py::repr(name).cast<std::string>(), "a str", name);
+    auto key = name.cast<std::string>();
+    const env::EnvironmentOptionSpec* spec = env::findEnvironmentOption(key);
+    if (!spec)
       raise(kInvalidParams, "unknown environment option '" + key + "'");
+    if (value.is_none())
+      continue;
+    Status set = env::setEnvironmentOption(*spec, o, optionValue(*spec, key, value), key);
+    if (!set.ok())
+      raise(kInvalidParams, set.error().message());
   }
-  o.problem = option<std::string>(options, "problem").value_or("inlining");
-  o.corpus = option<std::string>(options, "corpus").value_or("");
-  o.clang = option<std::string>(options, "clang").value_or(MLGO_DEFAULT_CLANG);
-  o.cacheDir = option<std::string>(options, "cache_dir").value_or("");
-  o.useDiskCache = option<bool>(options, "disk_cache").value_or(true);
-  o.fullCompile = option<bool>(options, "full_compile").value_or(false);
-  o.jobs = option<unsigned>(options, "jobs").value_or(0);
-  o.maxEpisodes = option<size_t>(options, "max_episodes").value_or(o.maxEpisodes);
-  if (auto seconds = option<double>(options, "compile_timeout")) {
-    if (!(*seconds > 0) || !std::isfinite(*seconds))
-      raise(kInvalidParams, "compile_timeout must be a positive number of seconds");
-    o.compileTimeout =
-        std::chrono::milliseconds(static_cast<int64_t>(std::ceil(*seconds * 1000)));
-  }
-  o.maxObservations = option<uint64_t>(options, "max_observations").value_or(o.maxObservations);
-  o.tempDir = option<std::string>(options, "temp_dir").value_or("");
-  if (auto vocab = option<std::string>(options, "ir2vec_vocab"))
-    o.ir2vecVocabulary = *vocab == "default" ? ir2vec::defaultVocabularyPath()
-                                             : std::filesystem::path(*vocab);
-  o.moduleEmbeddings = option<bool>(options, "module_embeddings").value_or(true);
-  o.problemOptions.includeDefaultFeature =
-      option<bool>(options, "include_default_feature").value_or(false);
-  auto kind = corpus::parseSamplerKind(option<std::string>(options, "sampler").value_or("round-robin"));
-  if (!kind.ok())
-    raise(kInvalidParams, "sampler: " + kind.error().message());
-  o.sampler.kind = *kind;
-  o.sampler.seed = option<uint64_t>(options, "seed").value_or(0);
-  using Strings = std::vector<std::string>;
-  auto rules = corpus::parseFlagRules(option<Strings>(options, "delete_flags").value_or(Strings{}),
-                                      option<Strings>(options, "replace_flags").value_or(Strings{}),
-                                      option<Strings>(options, "add_flags").value_or(Strings{}));
-  if (!rules.ok())
-    raise(kInvalidParams, rules.error().message());
-  o.flagRules = std::move(*rules);
+  if (Status checked = env::checkEnvironmentOptions(o); !checked.ok())
+    raise(kInvalidParams, checked.error().message());
   return o;
+}
+
+py::list environmentOptionList() {
+  const env::EnvironmentOptions defaults = env::defaultEnvironmentOptions();
+  auto textOrNone = [](std::string_view text) {
+    return text.empty() ? py::object(py::none()) : py::object(py::str(text));
+  };
+  py::list out;
+  for (const env::EnvironmentOptionSpec& spec : env::environmentOptionTable()) {
+    py::dict entry;
+    entry["keyword"] = textOrNone(spec.keyword);
+    entry["flag"] = textOrNone(spec.flag);
+    entry["kind"] = py::str(env::optionKindName(spec.kind));
+    entry["default"] = pythonValue(spec.get(defaults));
+    entry["help"] = py::str(spec.help);
+    out.append(std::move(entry));
+  }
+  return out;
 }
 
 py::dict describeDict(const env::EnvironmentDescription& d) {

@@ -44,8 +44,13 @@ env::ActionValue toAction(pybind11::handle action);
 /// `defaultActionSource` (the description's) accompanies every default_action.
 pybind11::dict stepInfo(const env::StepResult& step, const env::ResetResult* reset,
                         const std::string& defaultActionSource);
-/// EnvironmentOptions from make()'s keywords; kInvalidParams naming a bad one.
+/// EnvironmentOptions from make()'s keywords (env's option table; None:
+/// the default); kInvalidParams naming an unknown or bad one.
 env::EnvironmentOptions environmentOptions(const pybind11::dict& options);
+/// The option table as `mlgo_env.environment_options()` lists it: per
+/// option a dict of `keyword`, `flag` (None where it has none), `kind`,
+/// `default` and `help`.
+pybind11::list environmentOptionList();
 /// describe() as the server's `describe` result decodes.
 pybind11::dict describeDict(const env::EnvironmentDescription& description);
 

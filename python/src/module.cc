@@ -232,6 +232,7 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "mlgo-env's environment in-process (used by mlgo_env.backend).";
   errorClass = PyErr_NewException("mlgo_env._core.Error", PyExc_RuntimeError, nullptr);
   m.add_object("Error", py::handle(errorClass));
+  m.def("environment_options", &environmentOptionList, "env's option table: make()'s keywords");
   py::class_<Core>(m, "Core")
       .def(py::init<const py::dict&>(), py::arg("options"))
       .def("describe", &Core::describe)

@@ -104,6 +104,8 @@ def make_env(cache_dir, servers):
         else:
             flags = [f"--delete-flag={f}" for f in options.pop("delete_flags", [])]
             flags += [f"--add-flag={f}" for f in options.pop("add_flags", [])]
+            if "ir2vec_vocab" in options:
+                flags.append(f"--ir2vec-vocab={options.pop('ir2vec_vocab')}")
             assert not options, options
             env = mlgo_env.make(problem, remote=servers(problem, *flags).address)
         made.append(env)

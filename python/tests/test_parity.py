@@ -101,3 +101,28 @@ def test_optimised_ir_and_full_compiles_give_identical_trajectories(cache_dir):
     finally:
         fast.close()
         full.close()
+
+
+def test_both_paths_carry_every_info_field_alike(make_env):
+    """The info's fields (include/mlgo/env/step_info.h) at every kind of step - a reset
+    with the module embedding and a fork's prefix, a step, a truncated last step with the
+    summary - are the same keys with the same values in process and served."""
+    seen = []
+    for backend in ("inprocess", "remote"):
+        env = make_env("inlining", backend, ir2vec_vocab="default")
+        obs, info = env.reset(options={"module": "sha256.o", "actions": [1], "max_steps": 2})
+        infos = [info]
+        while obs is not None:
+            obs, _, terminated, truncated, info = env.step(info["default_action"])
+            infos.append(info)
+        assert truncated and not terminated and len(infos) == 3
+        seen.append([{k: v for k, v in i.items() if k not in VOLATILE} for i in infos])
+    local, remote = seen
+    assert [list(i) for i in local] == [list(i) for i in remote]
+    assert local == remote
+    reset, step, last = local
+    assert {"module_embedding", "context", "observation_id", "default_action"} <= set(reset)
+    assert "module_embedding" not in step and "policy_score" not in step
+    assert last["prefix_steps"] == 1 and last["agent_steps"] == 2 and "context" not in last
+    assert {"default_score", "observations", "fallback_steps", "channel_opened",
+            "contexts"} <= set(last)

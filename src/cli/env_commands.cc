@@ -12,7 +12,6 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "cli/commands.h"
-#include "cli/env_options.h"
 #include "cli/interrupt.h"
 
 #include "mlgo/env/clang_probe.h"
@@ -89,7 +88,7 @@ int runInfo(const InfoOptions& options) {
   if (!options.ir2vecVocab.empty()) {
     std::error_code ec;
     std::filesystem::path path =
-        std::filesystem::absolute(ir2vecVocabularyArgument(options.ir2vecVocab), ec);
+        std::filesystem::absolute(ir2vec::vocabularyArgument(options.ir2vecVocab), ec);
     if (ec) {
       fmt::print(stderr, "mlgo-env info: error: IR2Vec vocabulary {}: {}\n", options.ir2vecVocab,
                  ec.message());

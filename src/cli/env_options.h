@@ -2,42 +2,53 @@
 ///
 /// \file
 /// The options every command that runs episodes takes (serve, the default
-/// stdio server, trace, replay --verify): --corpus, --problem, --clang,
-/// --jobs, --seed, --cache-dir, --full-compile, --compile-timeout, --max-observations,
-/// --ir2vec-vocab and friends. They are registered on each such
-/// (sub)command and collected into env::EnvironmentOptions by finish().
+/// stdio server, trace, replay --verify, corpus optimize): --corpus,
+/// --problem, --clang, --jobs, --seed, --cache-dir, --full-compile,
+/// --compile-timeout, --max-observations, --ir2vec-vocab and friends. They
+/// are the flags of env's option table (mlgo/env/environment_option_table.h),
+/// registered on each such (sub)command by addTo() and collected into
+/// env::EnvironmentOptions by finish().
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_CLI_ENV_OPTIONS_H
 #define MLGO_CLI_ENV_OPTIONS_H
 
 #include "mlgo/env/environment.h"
+#include "mlgo/env/environment_option_table.h"
 
 #include <CLI/CLI.hpp>
 
+#include <vector>
+
 namespace mlgo::cli {
 
-struct EnvironmentFlags {
-  env::EnvironmentOptions options;
-  double compileTimeoutSeconds = 600;
-  std::string sampler = "round-robin";
-  uint64_t seed = 0;
-  bool noDiskCache = false;
-  std::string ir2vecVocab; ///< --ir2vec-vocab: a path or "default".
-  std::vector<std::string> deleteFlags, replaceFlags, addFlags;
+class EnvironmentFlags {
+public:
+  /// What the flags start from (and --help shows as defaults): set fields
+  /// before addTo() to change a command's defaults.
+  env::EnvironmentOptions options = env::defaultEnvironmentOptions();
   /// The --max-episodes option (set by addTo): given explicitly or not.
   CLI::Option* maxEpisodesOption = nullptr;
 
-  /// Adds the flags to `command`.
-  void addTo(CLI::App* command);
-  /// Validates and returns the options (kInvalidArgument naming the flag).
-  Result<env::EnvironmentOptions> finish() const;
-};
+  EnvironmentFlags() = default;
+  EnvironmentFlags(const EnvironmentFlags&) = delete; // CLI11 holds pointers into it
+  EnvironmentFlags& operator=(const EnvironmentFlags&) = delete;
 
-/// The path a `--ir2vec-vocab` value names: `default` is the shipped
-/// vocabulary (a file really called default is ./default), anything else a
-/// path as given.
-std::filesystem::path ir2vecVocabularyArgument(const std::string& value);
+  /// Adds the table's flags to `command`. Once per object.
+  void addTo(CLI::App* command);
+  /// `options` with every flag given set (kInvalidArgument naming the flag).
+  Result<env::EnvironmentOptions> finish() const;
+
+private:
+  /// One registered flag: its entry, the value CLI11 parses into (of the
+  /// entry's kind; kSwitch: whether it was given), its option.
+  struct Flag {
+    const env::EnvironmentOptionSpec* spec;
+    env::OptionValue value;
+    CLI::Option* option = nullptr;
+  };
+  std::vector<Flag> flags_; ///< Reserved once: CLI11 holds pointers into it.
+};
 
 } // namespace mlgo::cli
 

@@ -108,7 +108,7 @@ int runTraceCommand(TraceFlags& flags) {
   if (!options.ok())
     return usage(options.error());
   flags.trace.environment = *options;
-  flags.trace.selection.seed = flags.env.seed;
+  flags.trace.selection.seed = options->sampler.seed;
   if (!flags.shard.empty()) {
     Status shard = trace::parseShard(flags.shard, flags.trace.selection);
     if (!shard.ok())

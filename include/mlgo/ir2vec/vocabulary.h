@@ -94,6 +94,11 @@ private:
 /// ir2vec/vocab/README.md). An absolute path into the source tree.
 std::filesystem::path defaultVocabularyPath();
 
+/// The path a vocabulary argument (`--ir2vec-vocab`, `ir2vec_vocab=`) names:
+/// `default` is defaultVocabularyPath() (a file really called default is
+/// ./default), anything else a path as given.
+std::filesystem::path vocabularyArgument(std::string_view value);
+
 /// The clang arguments that switch on the ML inliner's IR2Vec features with
 /// vocabulary `path`: `-mllvm -ml-inliner-ir2vec-vocab-file=<path>` (turns on
 /// the callee_embedding / caller_embedding features) and
