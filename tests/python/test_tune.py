@@ -7,16 +7,16 @@ CMake (`mlgo-env launch`, other object paths) with the table:
 - every object has exactly the executable bytes tune reported for its module, and at least
   one is smaller than clang's own (so the check could fail); the programs print the same;
 - editing one source so that its decisions change makes that module, and only it, fall
-  back to clang's own decisions (its object is the plain build's, byte for byte); the
-  launcher's log and `tune status --corpus=NEW` both name it;
+  back to clang's own decisions with `--no-stale` (its object is the plain build's, byte for
+  byte); the launcher's log and `tune status --corpus=NEW` both name it (without
+  `--no-stale` it keeps its unchanged call sites' decisions: test_launch_stale.py);
 - a truncated entries file or manifest fails the compile that reads it, naming the file; an
   entry whose stream differs from the compile's makes the compile run again plainly, and
-  says why; regalloc at -O2: modules with entries get them, the programs print the same.
+  says why (regalloc at -O2: test_tune_regalloc.py).
 
 Needs MLGO_ENV, MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR, MLGO_CLANG and MLGO_CLANGXX like
 test_launch, and MLGO_LLD for ThinLTO (ctest sets them; real_tools.py): a missing one fails.
 """
-import base64
 import json
 import os
 import shutil
@@ -203,7 +203,7 @@ class TunedInlining(unittest.TestCase):
             f.write(EDIT)
         build(plain)
         log = os.path.join(self.dir, "edited.log")
-        build(src, self.launcher(f"--log={log}"))
+        build(src, self.launcher(f"--log={log}", "--no-stale"))  # stale: test_launch_stale.py
         fell_back = {r["output"] for r in log_lines(log) if r["outcome"] != "tuned"}
         self.assertEqual(fell_back, {"src/matrix.o"})
         self.assertEqual(text_bytes(os.path.join(src, "src", "matrix.o")),
@@ -238,7 +238,8 @@ class TunedInlining(unittest.TestCase):
         policy = os.path.join(self.dir, "shift.json")
         save_policy(margin_policy(-20.0), policy)
         sides = {}
-        for side, launcher in (("table", self.launcher(f"--policy={policy}", "--no-log")),
+        for side, launcher in (("table", self.launcher(f"--policy={policy}", "--no-log",
+                                                       "--no-stale")),
                                ("policy", [MLGO_ENV_LAUNCH, f"--policy={policy}"])):
             src = self.fresh(f"fallback-{side}")
             with open(os.path.join(src, "src", "matrix.c"), "a") as f:
@@ -340,60 +341,13 @@ class TunedInlining(unittest.TestCase):
                 e["stream"] = "0" * 64
             write_json(path, doc)
         src = self.fresh("moved")
-        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={moved}", "--explain", "--no-log"])
+        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={moved}", "--explain", "--no-log",
+                          "--no-stale"])
         self.assertIn("departs from its tuned decisions: the compiler's stream differs",
                       run.stderr)
         plain = objects_under(self.plain)
         for module, path in objects_under(src).items():
             self.assertEqual(text_bytes(path), text_bytes(plain[module]), module)
-
-
-@needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
-class TunedRegalloc(unittest.TestCase):
-    def test_o2_build_with_a_regalloc_table(self):
-        d = tempfile.mkdtemp(prefix="mlgo-tune-ra-")
-        try:
-            src = os.path.join(d, "captured")
-            shutil.copytree(PROJECT, src)
-            corpus, tuning = os.path.join(d, "corpus"), os.path.join(d, "tuning")
-            corpus_of(src, corpus, "-O2")
-            tune(TuneOptions("regalloc", corpus, tuning, minutes=0.5, workers=2,
-                             progress_every=0), lambda _: None)
-            entries = {e.module for e in read_entries(tuning)}
-            self.assertTrue(entries, "no module beat clang's own cost")
-            built, plain = os.path.join(d, "tuned"), os.path.join(d, "plain")
-            shutil.copytree(PROJECT, built)
-            shutil.copytree(PROJECT, plain)
-            build(plain, flags="-O2")
-            log = os.path.join(d, "log")
-            build(built, [MLGO_ENV_LAUNCH, f"--tuning={tuning}", f"--log={log}"], "-O2")
-            outcome = {r["output"]: r["outcome"] for r in log_lines(log)}
-            self.assertEqual({m for m, o in outcome.items() if o == "tuned"}, entries)
-            for module, path in objects_under(plain).items():
-                if module not in entries:  # clang's own decisions: the plain object
-                    self.assertEqual(text_bytes(os.path.join(built, module)), text_bytes(path))
-            for program in ("ctool", "cxxtool"):
-                self.assertEqual(program_output(built, program), program_output(plain, program))
-            # Recorded evictions the mask refuses: each compile runs again plainly, says why.
-            refused = os.path.join(d, "refused-table")
-            shutil.copytree(tuning, refused)
-            for name in os.listdir(os.path.join(refused, "modules")):
-                path = os.path.join(refused, "modules", name)
-                doc = read_json(path)
-                for e in doc["entries"]:
-                    e["actions"] = base64.b64encode(bytes([99] * e["decisions"])).decode()
-                write_json(path, doc)
-            again = os.path.join(d, "refused")
-            shutil.copytree(PROJECT, again)
-            log = os.path.join(d, "refused.log")
-            build(again, [MLGO_ENV_LAUNCH, f"--tuning={refused}", f"--log={log}"], "-O2")
-            refusals = {r["output"] for r in log_lines(log)
-                        if "the recorded decision 0 is refused" in r["why"]}
-            self.assertEqual(refusals, entries)
-            for module, path in objects_under(plain).items():
-                self.assertEqual(text_bytes(os.path.join(again, module)), text_bytes(path))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
 
 
 THINLTO_A = """int helper(int x);
