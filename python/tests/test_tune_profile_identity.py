@@ -82,6 +82,31 @@ def test_the_module_identity_holds_the_profile_its_command_reads(tmp_path):
         f"unreadable: {build}/gone.profdata: No such file or directory"
 
 
+def test_a_front_end_profile_newer_than_the_capture_is_stale(tmp_path):
+    # -fprofile-instr-generate's profile is read into the bitcode when the source is
+    # compiled; a corpus recompile never reads it again, so a newer one needs a new capture
+    build, corpus = tmp_path / "build", str(tmp_path / "corpus")
+    build.mkdir()
+    (build / "p.profdata").write_bytes(b"abc")
+    args = [f"-fcoverage-compilation-dir={build}", "-fprofile-instrument-use=clang",
+            "-fprofile-instrument-use-path=p.profdata"]
+    corpus_module(corpus, "fe.o", args)
+    corpus_module(corpus, "ir.o", args[:1] + ["-fprofile-instrument-use=llvm"] + args[2:])
+    bc = os.path.join(corpus, "fe.o.bc")
+    captured = os.stat(bc).st_mtime_ns
+    os.utime(build / "p.profdata", ns=(captured - 10**9, captured - 10**9))
+    assert ident.module_profile(corpus, "fe.o") == ABC
+    os.utime(build / "p.profdata", ns=(captured + 10**9, captured + 10**9))
+    assert ident.module_profile(corpus, "fe.o") == (
+        f"stale: {build}/p.profdata changed after the corpus was captured (a front-end "
+        "profile is in the bitcode: capture the corpus again with it)")
+    assert ident.module_profile(corpus, "ir.o") == ABC  # read by every recompile
+    with pytest.raises(ValueError, match="its profile is stale: "):
+        rec = _Recorder()
+        rec.hash = _Recorded()
+        entry_of(_Tuner(), rec, _Result(), "-O2", ident.module_profile(corpus, "fe.o"))
+
+
 def test_a_relative_compilation_directory_falls_back_to_compile_commands(tmp_path):
     build, corpus = tmp_path / "build", str(tmp_path / "corpus")
     build.mkdir()
@@ -142,7 +167,7 @@ class _Recorded:
 
 
 class _Recorder:
-    actions, hash = [1], None
+    actions, hash, sites = [1], None, None
 
 
 class _Result:
@@ -154,5 +179,5 @@ def test_the_record_writes_the_profile_and_refuses_an_unreadable_one():
     rec.hash = _Recorded()
     assert entry_of(_Tuner(), rec, _Result(), "-O2", ABC).profile == ABC
     assert entry_of(_Tuner(), rec, _Result(), "-O2", None).profile == ""
-    with pytest.raises(ValueError, match="its profile could not be read"):
+    with pytest.raises(ValueError, match="its profile is unreadable: /p: No such file"):
         entry_of(_Tuner(), rec, _Result(), "-O2", "unreadable: /p: No such file or directory")

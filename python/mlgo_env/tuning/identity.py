@@ -158,16 +158,35 @@ def module_args(corpus: str, module: str) -> list[str]:
 def module_profile(corpus: str, module: str) -> str | None:
     """The profile identity of a corpus module's command (:func:`profile_identity`,
     resolved against its compile's directory): None when it reads no profile,
-    "unreadable: PATH: REASON" when the profile cannot be read (such a module gets no
+    "unreadable: PATH: REASON" when the profile cannot be read, "stale: PATH ..." when a
+    front-end profile changed after the module was captured (either way the module gets no
     table entry: the table could not tell a build's profile from it)."""
     args = module_args(corpus, module)
     if not any("profile" in a or a.startswith("-fauto-profile") for a in args):
         return None
     directory = _compile_directory(args, corpus, module)
     try:
-        return profile_identity(args, directory)
+        identity = profile_identity(args, directory)
+        stale = _captured_before(args, directory, os.path.join(corpus, module + ".bc"))
     except OSError as e:
         return f"unreadable: {e.filename}: {e.strerror}"
+    return f"stale: {stale}" if stale else identity
+
+
+def _captured_before(args: Sequence[str], directory: str, bitcode: str) -> str | None:
+    """Why the captured `bitcode` is older than the front-end profile its command names,
+    or None. A front-end profile (``-fprofile-instr-generate``'s; cc1 says
+    ``-fprofile-instrument-use=clang``) is read when the source is compiled, into the
+    bitcode's branch weights, and never again: a corpus recompile does not see a new one, so
+    the corpus must be captured again with it. (An IR-level profile is read by every
+    recompile.) Judged by modification times; OSError when a file cannot be read."""
+    if "-fprofile-instrument-use=clang" not in args:
+        return None
+    instr, _ = profile_files(args, directory)
+    if instr is None or os.stat(instr).st_mtime_ns <= os.stat(bitcode).st_mtime_ns:
+        return None
+    return (f"{instr} changed after the corpus was captured (a front-end profile is in the "
+            "bitcode: capture the corpus again with it)")
 
 
 _OPT = re.compile(r"^-O(\d+|s|z|fast|g)?$")

@@ -45,10 +45,10 @@ def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str,
              profile: str | None = None) -> Entry:
     """The entry a record episode makes; `profile`: the profile identity of the module's
     compile (its state's identity; None when it reads none). ValueError when it did not
-    score what the search found, made no decision, or its profile could not be read."""
+    score what the search found, made no decision, or has no profile identity (unreadable,
+    or stale: identity.module_profile)."""
     if profile is not None and not is_profile_digest(profile):
-        raise ValueError(f"its profile could not be read ({profile}): a build's could not be "
-                         "told from it")
+        raise ValueError(f"its profile is {profile}")
     expected = float(t.best_score)
     if abs(result.policy_score - expected) > TOLERANCE * max(1.0, abs(expected)):
         raise ValueError(f"replaying its best decisions scored {result.policy_score:.6g}, "

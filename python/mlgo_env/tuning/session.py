@@ -165,8 +165,11 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
         tuners, kept = _plan(o, cls, modules, features, identities, states)
         summary.modules, summary.skipped = len(modules), len(kept)
         edited = sum(1 for t in tuners if isinstance(t, CarriedTuner))
+        reprofiled = sum(1 for t in tuners if _new_profile(states.get(t.module),
+                                                           identities[t.module]))
         say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search "
-            f"({edited} edited since tuned: their old decisions first), "
+            f"({edited} edited since tuned: their old decisions first; {reprofiled} with "
+            "another profile: afresh), "
             f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {runner.slots} slots")
         sizes = {m: os.path.getsize(os.path.join(o.corpus, m + ".bc")) for m in modules}
         sched = _Scheduler(tuners, sizes, end, runner.slots)
@@ -193,7 +196,9 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
           identities: dict, states: dict) -> tuple[list[ModuleTuner], dict]:
     """(the tuners to run, {module: state} of the unchanged modules kept as they are).
     A module edited since it was tuned with the same compiler starts from its old state
-    (mlgo_env.tuning.carry); one tuned with another compiler starts afresh."""
+    (mlgo_env.tuning.carry); one tuned with another compiler, or with another profile (the
+    profile moves which paths are hot, so the old search's refusals no longer hold),
+    starts afresh."""
     tuners, kept = [], {}
     for m in modules:
         st = states.get(m)
@@ -201,13 +206,20 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
         if same and (st["status"] == "done" or not o.resume):
             kept[m] = st
             continue
-        if same or st is None or st["identity"].get("clang") != identities[m]["clang"]:
+        if same or st is None or st["identity"].get("clang") != identities[m]["clang"] or \
+                _new_profile(st, identities[m]):
             tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
         elif st.get("entry") is not None:
             tuners.append(CarriedTuner(cls, m, features, st))
         else:
             tuners.append(cls.warm(m, features, st.get("search")))
     return tuners, kept
+
+
+def _new_profile(state: dict | None, identity: dict) -> bool:
+    """Whether a module tuned before (`state`) now reads another profile, or a profile where
+    it read none, or none where it read one (identity.module_identity's "profile")."""
+    return state is not None and state["identity"].get("profile") != identity.get("profile")
 
 
 def _search(runner: TaskRunner, sched: _Scheduler, save: Callable[[ModuleTuner, str], None],

@@ -6,7 +6,9 @@ Two views, each a few lines of text:
   (same bitcode and command as when tuned, with an entry: the build gets exactly the
   tuned object), *kept across an edit* (edited, but a retune found its old decisions give
   the same stream: mlgo_env.tuning.carry), *clang's* (unchanged, but nothing beat clang's
-  own decisions), *changed* (same name, other bitcode or command: the launcher applies the
+  own decisions), *profile changed* (its compile reads another profile's content, or a
+  profile where it read none, or none where it read one: the launcher falls back; tune
+  again), *changed* (same name, other bitcode or command: the launcher applies the
   entry only if the stream is still the same; tune again) or *new*; tuned modules the
   corpus no longer has are *gone*. Shares are of modules and of clang's score.
 - from the launcher's log (one JSON line per compile the launcher took; the last line of
@@ -29,7 +31,7 @@ import os
 from typing import Iterator
 
 from .. import episodes as ep
-from .identity import tuned_identity
+from .identity import is_profile_digest, tuned_identity
 from .state import load_states
 from .table import TableError, read_entries, read_manifest
 
@@ -68,15 +70,19 @@ def replay_file_lines(tuning: str) -> Iterator[str]:
 def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
                  ) -> Iterator[str]:
     kinds: dict[str, list[str]] = {"tuned": [], "kept across an edit": [], "clang's": [],
-                                   "changed": [], "new": []}
+                                   "profile changed": [], "changed": [], "new": []}
+    profiles: dict[str, tuple[str | None, str | None]] = {}
     weight: dict[str, float] = {k: 0.0 for k in kinds}
     modules = ep.corpus_modules(corpus)
     for m in modules:
         s = states.get(m)
         if s is None:
             kind = "new"
-        elif s["identity"] != tuned_identity(corpus, m, clang_version):
+        elif s["identity"] != (now := tuned_identity(corpus, m, clang_version)):
             kind = "changed"
+            if s["identity"].get("profile") != now.get("profile"):
+                kind = "profile changed"
+                profiles[m] = (s["identity"].get("profile"), now.get("profile"))
         elif m in entries:
             kind = "kept across an edit" if s.get("carried") else "tuned"
         else:
@@ -91,10 +97,16 @@ def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
     yield (f"corpus {corpus}: {len(modules)} modules: {tuned} tuned "
            f"({share:.1%} of the tuned score; {len(kinds['kept across an edit'])} of them "
            f"kept across an edit by a retune), {clangs} "
-           f"unchanged with clang's own decisions, {len(kinds['changed'])} changed, "
+           f"unchanged with clang's own decisions, {len(kinds['profile changed'])} with "
+           f"another profile, {len(kinds['changed'])} changed, "
            f"{len(kinds['new'])} new; {len(gone)} tuned modules gone")
     for m in kinds["kept across an edit"]:
         yield f"  kept across an edit: {m} (its old decisions gave the same stream)"
+    for m in kinds["profile changed"]:
+        was, now_reads = profiles[m]
+        yield (f"  profile changed: {m} (tuned with {_profile(was)}, its compile now reads "
+               f"{_profile(now_reads)}: the build falls back to clang's decisions or --policy; "
+               "tune again)")
     for m in kinds["changed"]:
         yield (f"  changed: {m} (the launcher applies its entry only if the compiler's "
                "stream is unchanged, else clang's decisions or --policy; tune again)")
@@ -102,6 +114,13 @@ def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
         yield f"  new: {m} (the build falls back to clang's decisions or --policy)"
     for m in gone:
         yield f"  gone: {m}"
+
+
+def _profile(identity: str | None) -> str:
+    """A module identity's "profile" as status lines show it."""
+    if identity is None:
+        return "no profile"
+    return f"profile {identity[:12]}" if is_profile_digest(identity) else identity
 
 
 def log_lines(log: str) -> Iterator[str]:
