@@ -32,15 +32,32 @@ TEST(ThinLtoJobsTest, EachJobIsTheCommonArgumentsThenItsOwn) {
 }
 
 TEST(ThinLtoJobsTest, RefusesWhatIsNotAJobFileNamingIt) {
-  for (const char* text : {"{", R"({"jobs": []})", R"({"common": {"args": []}, "jobs": []})",
-                           R"({"common": {"args": ["cc"]}, "jobs": [{"args": [1]}]})"}) {
-    auto path = write("bad.json", text);
+  struct Case {
+    const char *text, *why;
+  } cases[] = {
+      {"{", "not JSON: "},
+      {R"({"jobs": []})", "needs common.args (the compiler first) and a jobs list"},
+      {R"({"common": {"args": []}, "jobs": []})", "needs common.args (the compiler first)"},
+      {R"({"common": {"args": ["cc"]}, "jobs": [{"args": [1]}]})",
+       "a job without an args list of strings"},
+      {R"({"common": {"args": ["cc"]}, "jobs": [{"args": [], "outputs": [2]}]})",
+       "a job whose outputs are not strings"},
+  };
+  for (const Case& c : cases) {
+    auto path = write("bad.json", c.text);
     auto jobs = readThinLtoJobs(path);
     std::filesystem::remove(path);
-    ASSERT_FALSE(jobs.ok()) << text;
-    EXPECT_NE(jobs.error().message().find(path.string()), std::string::npos);
+    ASSERT_FALSE(jobs.ok()) << c.text;
+    EXPECT_EQ(jobs.error().code(), ErrorCode::kInvalidArgument) << c.text;
+    EXPECT_NE(jobs.error().message().find("ThinLTO job file '" + path.string() + "': " + c.why),
+              std::string::npos)
+        << jobs.error().message();
   }
-  EXPECT_FALSE(readThinLtoJobs("/nonexistent/jobs.json").ok());
+  auto missing = readThinLtoJobs("/nonexistent/jobs.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code(), ErrorCode::kIo);
+  EXPECT_EQ(missing.error().message(), "ThinLTO job file '/nonexistent/jobs.json': cannot be "
+                                       "read: No such file or directory");
 }
 
 TEST(ThinLtoJobsTest, RunsTheJobsAndNamesOneThatFails) {

@@ -50,7 +50,10 @@ TEST(TuningTableTest, RefusesWhatDoesNotHoldTogetherNamingTheFile) {
   for (const auto& c : cases) {
     auto read = parseEntries(c.text, "0123456789abcdef", "DIR/modules/k.json");
     ASSERT_FALSE(read.ok()) << c.text;
-    EXPECT_NE(read.error().message().find("DIR/modules/k.json"), std::string::npos);
+    EXPECT_EQ(read.error().code(), ErrorCode::kInvalidArgument) << read.error().message();
+    EXPECT_NE(read.error().message().find("tuning file 'DIR/modules/k.json': "),
+              std::string::npos)
+        << read.error().message();
     EXPECT_NE(read.error().message().find(c.message), std::string::npos)
         << read.error().message();
   }
@@ -89,10 +92,18 @@ TEST(TuningTableTest, ReadsAndChecksTheManifest) {
   EXPECT_EQ(read->compiler.version, "clang 22");
   std::string unsorted = good;
   unsorted.replace(unsorted.find(R"(["a", "b"])"), 10, R"(["b", "a"])");
-  EXPECT_FALSE(parseManifest(unsorted, "tuning.json").ok());
+  auto refused = parseManifest(unsorted, "DIR/tuning.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message(),
+            "tuning file 'DIR/tuning.json': 'features' must be sorted and distinct");
   std::string unknown = good;
   unknown.replace(unknown.find("regalloc"), 8, "vectorize");
-  EXPECT_FALSE(parseManifest(unknown, "tuning.json").ok());
+  refused = parseManifest(unknown, "DIR/tuning.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message(),
+            "tuning file 'DIR/tuning.json': 'problem' must be \"inlining\" or \"regalloc\"");
 }
 
 } // namespace
