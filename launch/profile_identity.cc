@@ -1,11 +1,13 @@
 //===- launch/profile_identity.cc - the profile a compile reads ------------===//
 #include "mlgo/launch/profile_identity.h"
 
+#include "sha256.h"
+
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/SHA256.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -32,7 +34,7 @@ std::string profileUsePath(std::string path) {
   return path;
 }
 
-using Digest = std::array<uint8_t, 32>;
+using Digest = Sha256Digest;
 
 Result<Digest> fileSha256(const std::string& path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -43,7 +45,9 @@ Result<Digest> fileSha256(const std::string& path) {
                                                                 : ErrorCode::kIo,
                      "the profile '{}' cannot be read: {}", path, ec.message());
   }
-  return llvm::SHA256::hash(llvm::arrayRefFromStringRef((*buffer)->getBuffer()));
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return sha256(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                         bytes.size()));
 }
 
 std::string hex(llvm::ArrayRef<uint8_t> bytes) {
@@ -96,10 +100,10 @@ Result<std::string> profileIdentity(const ProfileFiles& files) {
     return std::string();
   if (digests.size() == 1)
     return hex(digests.front());
-  llvm::SHA256 both;
-  for (const Digest& d : digests)
-    both.update(llvm::ArrayRef<uint8_t>(d.data(), d.size()));
-  return hex(both.final());
+  std::array<uint8_t, 64> both;
+  std::copy(digests[0].begin(), digests[0].end(), both.begin());
+  std::copy(digests[1].begin(), digests[1].end(), both.begin() + 32);
+  return hex(sha256(both));
 }
 
 std::string describeProfile(std::string_view identity) {

@@ -1,11 +1,13 @@
 //===- launch/profile_identity_test.cc - the profile a compile reads --------===//
 #include "mlgo/launch/profile_identity.h"
 #include "mlgo/launch/tuning_table.h"
+#include "sha256.h"
 #include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -97,6 +99,26 @@ TEST_F(ProfileFilesTest, AProfileThatCannotBeReadIsAnErrorNamingIt) {
   EXPECT_NE(read.error().message().find("the profile '" + missing + "' cannot be read"),
             std::string::npos)
       << read.error().message();
+}
+
+TEST(Sha256Test, TheCpuExtensionsGiveThePortableDigest) {
+  // Every tail length around the one- and two-block padding, and a long buffer.
+  std::vector<uint8_t> bytes(1 << 20);
+  uint32_t x = 12345;
+  for (uint8_t& b : bytes) {
+    x = x * 1664525u + 1013904223u;
+    b = static_cast<uint8_t>(x >> 24);
+  }
+  for (size_t n = 0; n <= 200; ++n)
+    EXPECT_EQ(sha256(std::span(bytes.data(), n)), sha256Portable(std::span(bytes.data(), n)))
+        << n;
+  EXPECT_EQ(sha256(bytes), sha256Portable(bytes));
+  std::string abc = "abc";
+  auto digest = sha256(std::span(reinterpret_cast<const uint8_t*>(abc.data()), abc.size()));
+  EXPECT_EQ(digest[0], 0xba);
+  EXPECT_EQ(digest[31], 0xad);
+  std::printf("sha256: the CPU's SHA extensions %s\n",
+              sha256UsesCpuExtensions() ? "used" : "absent (portable code only)");
 }
 
 const std::string kFirst = "0123456789abcdef" + std::string(48, 'a');
