@@ -5,6 +5,9 @@
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/SHA256.h>
 
+#include <algorithm>
+#include <cstring>
+
 namespace mlgo::launch {
 
 struct StreamIdentity::Hashes {
@@ -22,6 +25,9 @@ Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
                        "modules by",
                        name);
     identity.order_.push_back(*index);
+    if (std::find(kModuleWideFeatures.begin(), kModuleWideFeatures.end(), name) ==
+        kModuleWideFeatures.end())
+      identity.siteOrder_.push_back(*index);
   }
   identity.hashes_ = std::make_unique<Hashes>();
   return identity;
@@ -43,6 +49,17 @@ void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
     first_ = llvm::toHex(digest, /*LowerCase=*/true);
   hashes_->whole.update(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()));
   ++count_;
+}
+
+uint64_t StreamIdentity::siteKey(std::span<const std::span<const std::byte>> tensors) const {
+  llvm::SHA256 site;
+  for (size_t i : siteOrder_)
+    site.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(tensors[i].data()),
+                                        tensors[i].size()));
+  auto digest = site.final();
+  uint64_t key = 0;
+  std::memcpy(&key, digest.data(), sizeof key);
+  return key;
 }
 
 std::string StreamIdentity::whole() const {

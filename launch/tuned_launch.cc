@@ -2,80 +2,16 @@
 #include "mlgo/launch/tuned_launch.h"
 
 #include "answering.h"
+#include "stale_entry.h"
+#include "tuned_support.h"
 #include "mlgo/launch/profile_identity.h"
 #include "mlgo/launch/stream_identity.h"
 #include "mlgo/support/subprocess.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <llvm/Support/JSON.h>
-#include <llvm/Support/raw_ostream.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 
 namespace mlgo::launch {
 namespace {
-
-/// `program` as execvp would find it, resolved; empty when not found.
-std::string resolveProgram(const std::string& program) {
-  std::string found;
-  if (program.find('/') != std::string::npos) {
-    found = program;
-  } else if (const char* path = std::getenv("PATH")) {
-    std::string_view rest(path);
-    while (found.empty()) {
-      size_t colon = rest.find(':');
-      std::string dir(rest.substr(0, colon));
-      std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-      if (::access(candidate.c_str(), X_OK) == 0)
-        found = candidate;
-      if (colon == std::string_view::npos)
-        break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  if (found.empty())
-    return {};
-  char* real = ::realpath(found.c_str(), nullptr);
-  std::string out = real ? real : found;
-  std::free(real);
-  return out;
-}
-
-/// The first line `program --version` prints; empty when it cannot run.
-std::string versionOf(const std::string& program, support::CleanupScope& scope) {
-  support::SpawnOptions spawn;
-  spawn.argv = {program, "--version"};
-  auto child = support::Subprocess::spawn(scope, spawn);
-  if (!child.ok())
-    return {};
-  if (!(*child)->waitUntil(support::Clock::now() + std::chrono::seconds(30)).ok())
-    return {};
-  std::string text = (*child)->outputText();
-  return text.substr(0, text.find('\n'));
-}
-
-/// Why the compiler is not the table's; empty when it is.
-std::string compilerMismatch(const std::string& program, const CompilerStamp& stamp,
-                             support::CleanupScope& scope) {
-  std::string real = resolveProgram(program);
-  struct stat st {};
-  if (!real.empty() && real == stamp.path && ::stat(real.c_str(), &st) == 0 &&
-      static_cast<uint64_t>(st.st_size) == stamp.size &&
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec ==
-          stamp.mtimeNs)
-    return {};
-  std::string version = versionOf(program, scope);
-  if (!version.empty() && version == stamp.version)
-    return {};
-  return fmt::format("the table was made with '{}', this compiler is '{}'", stamp.version,
-                     version.empty() ? program : version);
-}
 
 /// Why no entry of the table can apply to a compile reading `files`, whose
 /// profile identity goes to `profile`; empty when one may. An unreadable
@@ -94,7 +30,8 @@ std::string profileMismatch(const ProfileFiles& files, const TuningManifest& man
     tunedWith += (tunedWith.empty() ? "" : ", ") + describeProfile(p);
   return fmt::format("profile changed: the table's modules were tuned with {}, this compile "
                      "reads {} ({})",
-                     tunedWith, files.describe(), describeProfile(profile));
+                     tunedWith, files.describe(),
+                     describeProfile(profile));
 }
 
 /// Answers one compile from the table (see the header): looks the module up
@@ -102,11 +39,11 @@ std::string profileMismatch(const ProfileFiles& files, const TuningManifest& man
 class TableAnswerer {
 public:
   /// `profile`: the compile's profile identity (profile_identity.h), named
-  /// `profileName` in messages.
+  /// `profileName` in messages; `object`: the object it writes (stale_entry.h).
   TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned, std::string profile,
-                std::string profileName)
+                std::string profileName, std::string object)
       : problem_(problem), tuned_(tuned), profile_(std::move(profile)),
-        profileName_(std::move(profileName)) {
+        profileName_(std::move(profileName)), object_(std::move(object)) {
     if (tuned.fallback)
       policyAnswerer_.emplace(problem, *tuned.fallback);
   }
@@ -114,45 +51,49 @@ public:
   /// An error is a failure of the compile (a bad table file, a fallback
   /// policy that does not fit); a departure only sets rerun().
   Status answer(env::CompilerSession& session, const env::Observation& observation) {
-    if (!rules_)
+    if (!rules_) {
       MLGO_TRY(start(session, observation)); // hashes the first observation
-    else if (entry_)
+      if (!entry_ && identity_)
+        MLGO_TRY(startStale());
+    } else if (entry_ && !stale_) {
       identity_->add(observation.tensors); // a miss hashes nothing more
+    }
+    if (stale_)
+      return answerStale(session, observation);
     if (entry_)
       return replay(session, observation);
-    if (policyAnswerer_)
-      return policyAnswerer_->answer(session, observation);
-    // Only a decision clang itself sends is clang's (regalloc's default may be
-    // the host's emulation): without one, the compile runs again plainly.
-    auto decision = rules_->defaultDecisionSource().starts_with("clang-default:")
-                        ? rules_->defaultDecision(observation)
-                        : std::nullopt;
-    if (!decision) {
-      rerun_ = true;
-      return Status::success();
-    }
-    advice_.resize(rules_->actionSpec().byteSize());
-    MLGO_TRY(rules_->encode(*decision, advice_));
-    return session.answer(advice_);
+    return answerFallback(session, observation);
   }
 
-  /// After the stream ended: whether a replay matched the entry throughout.
+  /// After the stream ended: whether a replay matched the entry throughout
+  /// (or, with site keys, by site: stale_entry.h).
   void checkEnd() {
-    if (!entry_ || rerun_)
+    if (!entry_ || rerun_ || stale_)
       return;
-    if (identity_->count() != entry_->actions.size())
-      depart(fmt::format("{} decisions, {} recorded", identity_->count(),
-                         entry_->actions.size()));
+    uint64_t count = identity_->count();
+    if (count != entry_->actions.size())
+      departOrStale(count, fmt::format("{} decisions, {} recorded", count,
+                                       entry_->actions.size()));
     else if (identity_->whole() != entry_->stream)
-      depart("the compiler's stream differs from the tuned one");
+      departOrStale(count, "the compiler's stream differs from the tuned one");
   }
 
   bool rerun() const { return rerun_; }
   /// Whether the compiler asked anything at all.
   bool asked() const { return rules_ != nullptr; }
-  bool tuned() const { return entry_.has_value() && !rerun_; }
-  const std::string& why() const { return why_; }
-  std::string module() const { return entry_ ? entry_->module : std::string(); }
+  bool tuned() const { return entry_.has_value() && !rerun_ && !stale_; }
+  /// Some decisions were answered from an entry by their site keys.
+  bool stale() const { return stale_ && !rerun_ && stale_->fromEntry() > 0; }
+  const StaleAnswers* staleAnswers() const { return stale_ ? &*stale_ : nullptr; }
+  std::string why() const {
+    if (stale_ && !stale())
+      return why_ + "; no call site of module '" + stale_->entry().module +
+             "' is in this compile";
+    return why_;
+  }
+  std::string module() const {
+    return entry_ ? entry_->module : stale_ ? stale_->entry().module : std::string();
+  }
 
 private:
   Status start(env::CompilerSession& session, const env::Observation& observation) {
@@ -207,6 +148,12 @@ private:
 
   Status replay(env::CompilerSession& session, const env::Observation& observation) {
     uint64_t step = identity_->count() - 1;
+    if (staleAllowed() && !entry_->sites.empty() &&
+        (step >= entry_->sites.size() ||
+         identity_->siteKey(observation.tensors) != entry_->sites[step])) {
+      departOrStale(step, fmt::format("decision {} is not the recorded one", step));
+      return answerStale(session, observation);
+    }
     if (step >= entry_->actions.size()) {
       depart(fmt::format("more decisions than the {} recorded", entry_->actions.size()));
       return Status::success();
@@ -216,12 +163,70 @@ private:
       depart(fmt::format("the recorded decision {} is refused: {}", step, st.error().message()));
       return Status::success();
     }
+    return answerWith(session, action);
+  }
+
+  Status answerWith(env::CompilerSession& session, const env::ActionValue& action) {
     advice_.resize(rules_->actionSpec().byteSize());
     MLGO_TRY(rules_->encode(action, advice_));
     return session.answer(advice_);
   }
 
-  void depart(std::string why) {
+  /// The fallback's answer: the policy's, else clang's own decision.
+  Status answerFallback(env::CompilerSession& session, const env::Observation& observation) {
+    if (policyAnswerer_)
+      return policyAnswerer_->answer(session, observation);
+    // Only a decision clang itself sends is clang's (regalloc's default may be
+    // the host's emulation): without one, the compile runs again plainly.
+    auto decision = rules_->defaultDecisionSource().starts_with("clang-default:")
+                        ? rules_->defaultDecision(observation)
+                        : std::nullopt;
+    if (!decision) {
+      rerun_ = true;
+      return Status::success();
+    }
+    return answerWith(session, *decision);
+  }
+
+  /// Inlining only: any answer to any call site is a correct program.
+  bool staleAllowed() const { return tuned_.stale && problem_.name() == "inlining"; }
+
+  /// A first decision that found no entry: the entry of the object's module,
+  /// answering by site key, if the table has one.
+  Status startStale() {
+    if (!staleAllowed())
+      return Status::success();
+    auto found = findStaleEntry(*tuned_.table, object_, tuned_.optLevel, profile_);
+    if (!found.ok())
+      return found.error();
+    if (found->entry)
+      stale_.emplace(std::move(*found->entry));
+    else
+      why_ += "; by the object's name: " + found->why;
+    return Status::success();
+  }
+
+  Status answerStale(env::CompilerSession& session, const env::Observation& observation) {
+    if (auto recorded = stale_->next(identity_->siteKey(observation.tensors))) {
+      env::ActionValue action(static_cast<int64_t>(*recorded));
+      if (rules_->validate(observation, action).ok())
+        return answerWith(session, action);
+      stale_->refused();
+    }
+    return answerFallback(session, observation);
+  }
+
+  /// The first `steps` decisions matched the entry's site keys: from here
+  /// on the entry answers by site (with keys), else the compile runs again.
+  void departOrStale(uint64_t steps, const std::string& why) {
+    if (!staleAllowed() || entry_->sites.empty())
+      return depart(why);
+    stale_.emplace(*entry_);
+    stale_->skip(steps);
+    why_ = "module '" + entry_->module + "' departs from its tuned stream: " + why;
+  }
+
+  void depart(const std::string& why) {
     rerun_ = true;
     why_ = "module '" + entry_->module + "' departs from its tuned decisions: " + why;
   }
@@ -230,10 +235,12 @@ private:
   const TunedLaunch& tuned_;
   std::string profile_;
   std::string profileName_;
+  std::string object_;
   std::optional<Answerer> policyAnswerer_;
   std::shared_ptr<const env::BoundProblem> rules_;
   std::optional<StreamIdentity> identity_;
   std::optional<TuningEntry> entry_;
+  std::optional<StaleAnswers> stale_; ///< Answering by site key (stale_entry.h).
   std::vector<std::byte> advice_;
   bool rerun_ = false;
   std::string why_;
@@ -269,38 +276,6 @@ Result<LaunchOutcome> runFallback(const LaunchOptions& options, const std::strin
   return runPlain(options, source, scope);
 }
 
-/// Appends the compile's line to the log; a message when that failed.
-std::string appendLog(const TunedLaunch& tuned, const std::string& source,
-                      const TunedOutcome& result) {
-  if (tuned.log.empty())
-    return {};
-  bool failedCompile = result.outcome.error || result.outcome.exitCode != 0;
-  std::string why = result.outcome.error ? result.outcome.error->message()
-                    : failedCompile
-                        ? fmt::format("the compiler exited with {}", result.outcome.exitCode)
-                        : result.why;
-  llvm::json::Object line{{"source", source},
-                          {"output", tuned.output},
-                          {"outcome", failedCompile     ? "failed"
-                                      : result.tuned    ? "tuned"
-                                      : why.empty()     ? "no-decisions"
-                                                        : "fallback"},
-                          {"module", result.module},
-                          {"why", why}};
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  out << llvm::json::Value(std::move(line)) << "\n";
-  out.flush();
-  int fd = ::open(tuned.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return fmt::format("cannot write the log '{}': {}", tuned.log.string(), std::strerror(errno));
-  ssize_t written = ::write(fd, text.data(), text.size());
-  ::close(fd);
-  if (written != static_cast<ssize_t>(text.size()))
-    return fmt::format("cannot write the log '{}'", tuned.log.string());
-  return {};
-}
-
 /// The interactive compile with the table answering; reruns when it must.
 Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Problem& problem,
                                      const std::string& source, const TunedLaunch& tuned,
@@ -313,7 +288,8 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     return result;
   }
   auto session = std::move(std::get<std::unique_ptr<env::CompilerSession>>(started));
-  TableAnswerer answerer(problem, tuned, profile, files.describe());
+  TableAnswerer answerer(problem, tuned, profile, files.describe(),
+                         objectPathOf(tuned.output, source));
   env::Observation observation;
   for (;;) {
     auto event = session->next(observation);
@@ -347,6 +323,11 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     return result;
   }
   result.tuned = answerer.tuned();
+  result.stale = answerer.stale();
+  if (const StaleAnswers* stale = answerer.staleAnswers()) {
+    result.fromEntry = stale->fromEntry();
+    result.decisions = stale->decisions();
+  }
   if (!answerer.asked())
     result.why.clear(); // Nothing to decide (no call site, or clang never asked): plain.
   return result;

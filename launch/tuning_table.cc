@@ -2,6 +2,7 @@
 #include "mlgo/launch/tuning_table.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "mlgo/protocol/observation_codec.h"
 
@@ -45,6 +46,26 @@ Result<llvm::json::Object> parseObject(std::string_view text, const std::string&
     return bad(where, fmt::format("version {}; this launcher reads version {}",
                                   version ? std::to_string(*version) : "missing", kVersion));
   return std::move(*object);
+}
+
+/// The entry's optional "sites": base64 of one 8-byte site key per decision.
+Result<TuningEntry> parseSites(const llvm::json::Object& o, TuningEntry entry,
+                               const std::string& where) {
+  const llvm::json::Value* sites = o.get("sites");
+  if (!sites)
+    return entry;
+  auto text = sites->getAsString();
+  if (!text)
+    return bad(where, "entry '" + entry.module + "': sites must be a base64 string");
+  auto bytes = protocol::decodeBase64(std::string_view(text->data(), text->size()));
+  if (!bytes.ok())
+    return bad(where, "entry '" + entry.module + "': sites: " + bytes.error().message());
+  if (bytes->size() != entry.actions.size() * sizeof(uint64_t))
+    return bad(where, fmt::format("entry '{}': sites holds {} bytes, not 8 per decision",
+                                  entry.module, bytes->size()));
+  entry.sites.resize(entry.actions.size());
+  std::memcpy(entry.sites.data(), bytes->data(), bytes->size());
+  return entry;
 }
 
 Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view key,
@@ -91,7 +112,7 @@ Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view 
                             "': profile must be \"\" or a SHA-256 in hex");
     entry.profile = text->str();
   }
-  return entry;
+  return parseSites(*o, std::move(entry), where);
 }
 
 /// The file's text (kIo naming it, with the system's reason, when it cannot be read).
@@ -235,27 +256,36 @@ size_t components(std::string_view path) {
 
 } // namespace
 
+std::vector<size_t> closestModules(std::span<const std::string_view> names,
+                                   std::string_view objectPath) {
+  std::vector<size_t> shared;
+  for (std::string_view name : names)
+    shared.push_back(sharedTail(name, objectPath));
+  size_t most = shared.empty() ? 0 : *std::max_element(shared.begin(), shared.end());
+  std::vector<size_t> best, whole;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (shared[i] != most)
+      continue;
+    best.push_back(i);
+    if (most > 0 && components(names[i]) == most)
+      whole.push_back(i);
+  }
+  return whole.empty() ? best : whole;
+}
+
 std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
                                        std::string_view objectPath) {
   if (entries.size() <= 1)
     return entries.empty() ? std::nullopt : std::optional<TuningEntry>(std::move(entries[0]));
-  std::vector<size_t> shared;
+  std::vector<std::string_view> names;
   for (const auto& e : entries)
-    shared.push_back(sharedTail(e.module, objectPath));
-  size_t most = *std::max_element(shared.begin(), shared.end());
-  std::vector<const TuningEntry*> best, whole;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (shared[i] != most)
-      continue;
-    best.push_back(&entries[i]);
-    if (most > 0 && components(entries[i].module) == most)
-      whole.push_back(&entries[i]);
-  }
-  const auto& left = whole.empty() ? best : whole;
-  for (const TuningEntry* e : left)
-    if (e->actions != left.front()->actions || e->stream != left.front()->stream)
+    names.push_back(e.module);
+  std::vector<size_t> left = closestModules(names, objectPath);
+  for (size_t i : left)
+    if (entries[i].actions != entries[left.front()].actions ||
+        entries[i].stream != entries[left.front()].stream)
       return std::nullopt;
-  return *left.front();
+  return std::move(entries[left.front()]);
 }
 
 } // namespace mlgo::launch

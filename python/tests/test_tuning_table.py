@@ -1,4 +1,5 @@
 """The tuning table, identities and states (mlgo_env.tuning.table, identity, state): no clang."""
+import base64
 import hashlib
 import json
 import os
@@ -95,3 +96,96 @@ def test_opt_level_reads_as_the_launcher_does():
     assert ident.opt_level(["-O9"]) == "-O3"
     assert ident.opt_level(["-O02"]) == "-O2"
     assert ident.opt_level(["-c", "x.c"]) == "-O0"
+
+
+STREAMS = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "streams")
+
+
+def recorded_observations(path):
+    """The observations of a recorded clang stream (docs: include/mlgo/protocol/training_log.h)
+    as {feature: array}: a JSON header line, then context lines and observation records
+    (a JSON line, the features' raw bytes in header order, a newline)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.index(b"\n")
+    specs = json.loads(data[:end])["features"]
+    kinds = {"int64_t": np.int64, "float": np.float32, "double": np.float64, "int32_t": np.int32}
+    sizes = [int(np.prod(s["shape"])) * np.dtype(kinds[s["type"]]).itemsize for s in specs]
+    out, at = [], end + 1
+    while at < len(data):
+        end = data.index(b"\n", at)
+        record, at = json.loads(data[at:end]), end + 1
+        if "observation" not in record:
+            continue
+        obs = {}
+        for spec, size in zip(specs, sizes):
+            obs[spec["name"]] = np.frombuffer(data[at:at + size], dtype=kinds[spec["type"]])
+            at += size
+        out.append(obs)
+        at += 1  # the newline after the tensors
+    return out
+
+
+def test_site_keys_match_the_golden_keys_the_launcher_computes():
+    # launch/stale_entry_test.cc checks the C++ side against the same file.
+    observations = recorded_observations(os.path.join(STREAMS, "inlining.stream"))
+    features = ident.site_features(ident.identity_features(list(observations[0])))
+    assert "node_count" not in features and "edge_count" not in features
+    assert len(features) == len(observations[0]) - 2
+    keys = [ident.site_key(o, features).hex() for o in observations]
+    with open(os.path.join(STREAMS, "inlining.sites")) as f:
+        assert keys == f.read().split()
+    moved = dict(observations[3], node_count=observations[3]["node_count"] + 5)
+    assert ident.site_key(moved, features).hex() == keys[3]
+    changed = dict(observations[3], callee_users=observations[3]["callee_users"] + 1)
+    assert ident.site_key(changed, features).hex() != keys[3]
+
+
+def test_inlining_records_site_keys_and_the_table_indexes_them(tmp_path):
+    from mlgo_env.tuning.record import Recorder
+    observations = recorded_observations(os.path.join(STREAMS, "inlining.stream"))
+    features = ident.identity_features(list(observations[0]))
+    rec = Recorder(lambda obs, info: int(obs["inlining_default"][0]), features, sites=True)
+    for o in observations:
+        rec(o, {})
+    assert len(rec.sites) == len(observations) and all(len(k) == 8 for k in rec.sites)
+    assert Recorder(lambda obs, info: 0, features).sites is None  # regalloc: none
+    with_sites = Entry("src/a.o", rec.actions, rec.hash.first, rec.hash.hexdigest(), 10.0, 9.0,
+                       "-Oz", sites=b"".join(rec.sites))
+    write_table(str(tmp_path), "inlining", features, CLANG, [with_sites, entry("b.o", 2)])
+    back = {e.module: e for e in read_entries(str(tmp_path))}
+    assert back["src/a.o"] == with_sites and back["b.o"].sites is None
+    index = json.loads((tmp_path / "module-index.json").read_text())
+    assert index == {"format": "mlgo-env-tuning-index", "version": 1,
+                     "modules": [{"module": "src/a.o", "opt": "-Oz", "first": rec.hash.first}]}
+    path = tmp_path / "modules" / (ident.entry_key(rec.hash.first) + ".json")
+    doc = json.loads(path.read_text())
+    doc["entries"][0]["sites"] = base64.b64encode(bytes(80)).decode("ascii")
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TableError, match="'sites' holds 80 bytes, not 8 per decision"):
+        read_entries(str(tmp_path))
+    write_table(str(tmp_path), "inlining", features, CLANG, [entry("b.o", 2)])
+    assert not (tmp_path / "module-index.json").exists()  # no entry has site keys
+
+
+def test_status_counts_stale_compiles_apart(tmp_path):
+    from mlgo_env.tuning.status import log_lines
+    log = tmp_path / "launch.log"
+    lines = [{"source": "a.c", "output": "a.o", "outcome": "tuned", "module": "a.o", "why": ""},
+             {"source": "b.c", "output": "b.o", "outcome": "stale", "module": "b.o",
+              "why": "no tuned module makes this first decision", "from_entry": 7,
+              "decisions": 9},
+             {"source": "c.c", "output": "c.o", "outcome": "stale", "module": "c.o",
+              "why": "module 'c.o' departs from its tuned stream", "from_entry": 3,
+              "decisions": 3},
+             {"source": "d.c", "output": "d.o", "outcome": "fallback", "module": "",
+              "why": "no tuned module makes this first decision"}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    out = list(log_lines(str(log)))
+    assert out[0] == (f"launcher log {log}: 4 compiles, 1 with their tuned decisions, 2 "
+                      "changed but keeping their unchanged call sites' (10 of 12 decisions), "
+                      "0 without any decision to make, 1 fell back, 0 failed")
+    assert out[1] == ("  kept by call site: b.c: 7 of 9 decisions from module 'b.o' (no tuned "
+                      "module makes this first decision)")
+    assert out[2].startswith("  kept by call site: c.c: 3 of 3 decisions")
+    assert out[3] == "  fell back: d.c: no tuned module makes this first decision"

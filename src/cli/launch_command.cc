@@ -36,6 +36,7 @@ struct LaunchFlags {
   std::string tuning;
   std::string log;
   bool noLog = false;
+  bool noStale = false;
   std::string thinltoJobs;
   unsigned jobs = 0;
   double compileTimeoutSeconds = 600;
@@ -60,6 +61,7 @@ int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
   tuned.fallback = fallback;
   tuned.output = kind.output;
   tuned.optLevel = kind.optLevel;
+  tuned.stale = !flags.noStale;
   if (!flags.noLog)
     tuned.log = flags.log.empty() ? std::filesystem::path(flags.tuning) / "launch.log"
                                   : std::filesystem::path(flags.log);
@@ -73,8 +75,13 @@ int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
   if (outcome->outcome.error)
     say(outcome->outcome.error->message());
   else if (flags.explain)
-    say(outcome->tuned ? kind.source + ": tuned decisions of module '" + outcome->module + "'"
-                       : kind.source + ": fallback: " + outcome->why);
+    say(outcome->tuned   ? kind.source + ": tuned decisions of module '" + outcome->module + "'"
+        : outcome->stale ? fmt::format("{}: stale: {} of {} decisions from module '{}' by call "
+                                       "site, the rest {} ({})",
+                                       kind.source, outcome->fromEntry, outcome->decisions,
+                                       outcome->module, fallback ? "the policy's" : "clang's own",
+                                       outcome->why)
+                         : kind.source + ": fallback: " + outcome->why);
   if (!outcome->note.empty())
     say(kind.source + ": " + outcome->note);
   return outcome->outcome.exitCode;
@@ -159,6 +166,9 @@ void addLaunchOptions(CLI::App* launch, LaunchFlags& flags) {
   launch->add_option("--log", flags.log,
                      "with --tuning: where each compile's line goes (default: DIR/launch.log)");
   launch->add_flag("--no-log", flags.noLog, "with --tuning: write no log line");
+  launch->add_flag("--no-stale", flags.noStale,
+                   "with --tuning: a module whose stream changed gets the fallback, not its "
+                   "entry's answers for its unchanged call sites");
   launch->add_option("--thinlto-jobs", flags.thinltoJobs,
                      "run the backend jobs lld's Distributed ThinLTO wrote to this file "
                      "(-fthinlto-distributor=mlgo-env-launch -Xthinlto-distributor=--thinlto-jobs)");

@@ -7,8 +7,9 @@ CMake (`mlgo-env launch`, other object paths) with the table:
 - every object has exactly the executable bytes tune reported for its module, and at least
   one is smaller than clang's own (so the check could fail); the programs print the same;
 - editing one source so that its decisions change makes that module, and only it, fall
-  back to clang's own decisions (its object is the plain build's, byte for byte); the
-  launcher's log and `tune status --corpus=NEW` both name it;
+  back to clang's own decisions with `--no-stale` (its object is the plain build's, byte for
+  byte); the launcher's log and `tune status --corpus=NEW` both name it (without
+  `--no-stale` it keeps its unchanged call sites' decisions: test_launch_stale.py);
 - a truncated entries file or manifest fails the compile that reads it, naming the file; an
   entry whose stream differs from the compile's makes the compile run again plainly, and
   says why (regalloc at -O2: test_tune_regalloc.py).
@@ -202,7 +203,7 @@ class TunedInlining(unittest.TestCase):
             f.write(EDIT)
         build(plain)
         log = os.path.join(self.dir, "edited.log")
-        build(src, self.launcher(f"--log={log}"))
+        build(src, self.launcher(f"--log={log}", "--no-stale"))  # stale: test_launch_stale.py
         fell_back = {r["output"] for r in log_lines(log) if r["outcome"] != "tuned"}
         self.assertEqual(fell_back, {"src/matrix.o"})
         self.assertEqual(text_bytes(os.path.join(src, "src", "matrix.o")),
@@ -237,7 +238,8 @@ class TunedInlining(unittest.TestCase):
         policy = os.path.join(self.dir, "shift.json")
         save_policy(margin_policy(-20.0), policy)
         sides = {}
-        for side, launcher in (("table", self.launcher(f"--policy={policy}", "--no-log")),
+        for side, launcher in (("table", self.launcher(f"--policy={policy}", "--no-log",
+                                                       "--no-stale")),
                                ("policy", [MLGO_ENV_LAUNCH, f"--policy={policy}"])):
             src = self.fresh(f"fallback-{side}")
             with open(os.path.join(src, "src", "matrix.c"), "a") as f:
@@ -339,7 +341,8 @@ class TunedInlining(unittest.TestCase):
                 e["stream"] = "0" * 64
             write_json(path, doc)
         src = self.fresh("moved")
-        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={moved}", "--explain", "--no-log"])
+        run = build(src, [MLGO_ENV_LAUNCH, f"--tuning={moved}", "--explain", "--no-log",
+                          "--no-stale"])
         self.assertIn("departs from its tuned decisions: the compiler's stream differs",
                       run.stderr)
         plain = objects_under(self.plain)

@@ -31,6 +31,21 @@
 /// 5. Found but departing (more decisions than recorded, a recorded decision
 ///    the rules refuse, another stream): the compiler is killed and the
 ///    compile runs again with the fallback, from the start.
+/// 6. The stale route (inlining only; `stale`, on by default): an inlining
+///    decision never changes what the program does, only its size (clang
+///    takes either answer to any call site it asks about), so a module whose
+///    stream changed keeps the tuned answers of its unchanged call sites
+///    (launch/stale_entry.h). Instead of 4, the module's entry is found by
+///    the object path (the module index, same optimisation level and
+///    profile); instead of 5, an entry with site keys keeps answering where
+///    the stream departs, without a rerun. Each decision is answered by its
+///    site key: the k-th decision with a key gets the k-th recorded action
+///    with that key; a key the entry does not have (new or changed code) gets
+///    the fallback of 4 (clang's `inlining_default`, or the policy: a
+///    `--policy` answers exactly the call sites the table does not know). An
+///    entry without site keys (older tables) departs or misses as in 4 and 5.
+///    Regalloc stays exact or fallback: an eviction index means nothing
+///    outside its exact stream.
 ///
 /// A table file that cannot be read or is malformed fails the compile, naming
 /// the file: never a silent fallback, never a wrong object. Every other
@@ -38,8 +53,11 @@
 /// the fifo directory removed, the message names the source.
 ///
 /// Each compile appends one JSON line to `log` (when set): {"source",
-/// "output", "outcome": "tuned" | "fallback" | "failed" | "no-decisions" (the
-/// compiler asked nothing: its object is the plain one), "module", "why"};
+/// "output", "outcome": "tuned" | "stale" | "fallback" | "failed" |
+/// "no-decisions" (the compiler asked nothing: its object is the plain one),
+/// "module", "why"}; a stale line also has "from_entry" and "decisions" (the
+/// decisions answered from the entry, of all); its "why" says why the exact
+/// route did not apply; a stale route that matched no site is a fallback.
 /// `python -m mlgo_env.tune status` summarises it. The line is written with
 /// one write() on an O_APPEND descriptor, so concurrent compiles do not
 /// interleave; a log that cannot be written is reported in `note` only.
@@ -70,14 +88,22 @@ struct TunedLaunch {
   std::string optLevel;
   /// Where the compile's line goes; empty = nowhere.
   std::filesystem::path log;
+  /// Inlining: answer a changed module's known call sites from its entry
+  /// (step 6); false = exact or fallback only.
+  bool stale = true;
 };
 
 struct TunedOutcome {
   LaunchOutcome outcome;
   /// The compile got the recorded decisions of `module`.
   bool tuned = false;
+  /// The compile got `fromEntry` of its `decisions` from `module`'s entry by
+  /// site key (step 6); the rest from the fallback.
+  bool stale = false;
+  uint64_t fromEntry = 0;
+  uint64_t decisions = 0;
   std::string module;
-  /// Why it fell back (empty when tuned).
+  /// Why it fell back, or why the exact route did not apply (empty when tuned).
   std::string why;
   /// A problem with the log, to report (empty when none).
   std::string note;

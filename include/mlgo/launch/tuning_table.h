@@ -15,7 +15,9 @@
 ///                                           "actions": "AQAB", "first": <sha256 hex>,
 ///                                           "stream": <sha256 hex>,
 ///                                           "default_score": 120, "tuned_score": 96,
-///                                           "profile": ""}]}
+///                                           "profile": "", "sites": "..."}]}
+///     DIR/module-index.json   {"format": "mlgo-env-tuning-index", "version": 1,
+///                              "modules": [{"module", "opt", "first"}]}
 ///
 /// <key> is the first 16 hex digits of `first`, the SHA-256 of the first
 /// observation's identity features (stream_identity.h); `actions` is base64
@@ -23,7 +25,10 @@
 /// profile identity of the module's compile (profile_identity.h; "" = none,
 /// also when absent, as in tables older than the field); the manifest's
 /// `profiles` lists the entries' profile identities, sorted and distinct
-/// (absent in older tables: unknown).
+/// (absent in older tables: unknown). `sites` (inlining; absent in older
+/// tables) is base64 of one 8-byte site key per decision (stream_identity.h);
+/// the index lists the entries that have them, for the stale route
+/// (launch/stale_entry.h, which reads it).
 ///
 /// Errors are values naming the file: a manifest or entries file that is
 /// missing, truncated, of another format or version, or inconsistent (a
@@ -43,6 +48,7 @@
 #include <filesystem>
 #include <string>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -59,14 +65,22 @@ struct TuningEntry {
   double tunedScore = 0;
   /// The profile identity it was tuned with (profile_identity.h); empty = none.
   std::string profile;
+  /// One site key per decision (stream_identity.h); empty when the table has
+  /// none (older tables, regalloc).
+  std::vector<uint64_t> sites;
 };
 
+/// Of module names, the indices of those meant for the object at
+/// `objectPath`: the names that share the most trailing '/'-separated
+/// components with it, and of those, if any, the ones matched whole (`x.o`
+/// beats `.libs/x.o` for `-o x.o`). Every index when none shares a component.
+std::vector<size_t> closestModules(std::span<const std::string_view> names,
+                                   std::string_view objectPath);
+
 /// Of entries sharing a first decision, the one meant for the object at
-/// `objectPath` (as the compile names it): the entries whose module name
-/// shares the most trailing '/'-separated components with it, and of those,
-/// if any, the ones whose name is matched whole (`x.o` beats `.libs/x.o` for
-/// `-o x.o`). None when what is left would answer differently (the path
-/// cannot tell them apart); entries with the same actions and stream are one.
+/// `objectPath` (as the compile names it): those closestModules() keeps. None
+/// when what is left would answer differently (the path cannot tell them
+/// apart); entries with the same actions and stream are one.
 std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
                                        std::string_view objectPath);
 

@@ -22,6 +22,12 @@ Two identities, for two readers (the format: docs/tuning-format.md):
   the first observation's hash finds the module's entry, the whole stream's confirms it.
   Same IR, flags and compiler give the same stream; an edit that changes any decision's
   features changes it.
+- **site key** (:func:`site_key`, inlining only): each decision's identity bytes without the
+  module-wide features (:data:`MODULE_WIDE`: ``node_count`` and ``edge_count`` count every
+  function of the module, so any edit anywhere changes them), hashed (SHA-256) and cut to
+  8 bytes. An entry records one per decision (``sites``): when a module's stream changed,
+  the launcher answers each decision whose key the old stream had with the old action (the
+  k-th occurrence of a key gets the k-th recorded one) and the others with clang's own.
 
 The identity features are the compiler's own features, without the IR2Vec embeddings
 (callee_embedding, caller_embedding): the search reads them to name callees, but a build
@@ -258,6 +264,27 @@ class StreamHash:
 def entry_key(first: str) -> str:
     """The table's file name stem for entries whose first observation hashes to `first`."""
     return first[:16]
+
+
+#: identity features that count the whole module (every function's call-graph nodes and
+#: edges): an edit anywhere in the module changes them, so a site key leaves them out
+#: (launch/stream_identity.h: kModuleWideFeatures)
+MODULE_WIDE = frozenset({"edge_count", "node_count"})
+#: the length of a site key: the first bytes of the SHA-256 of the site's bytes
+SITE_KEY_BYTES = 8
+
+
+def site_features(features: Sequence[str]) -> list[str]:
+    """The features a site key hashes: `features` (the table's identity features, in their
+    order) without the module-wide ones."""
+    return [f for f in features if f not in MODULE_WIDE]
+
+
+def site_key(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
+    """An inlining decision's site key: the first SITE_KEY_BYTES bytes of the SHA-256 of
+    its identity bytes over `features` (:func:`site_features` of the table's). KeyError
+    naming a feature the observation lacks."""
+    return hashlib.sha256(observation_bytes(obs, features)).digest()[:SITE_KEY_BYTES]
 
 
 def clang_identity(clang: str | None = None) -> dict[str, Any]:

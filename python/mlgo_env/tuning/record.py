@@ -3,9 +3,10 @@
 The record episode plays the tuner's best decisions once more while hashing every
 observation's identity features (mlgo_env.tuning.identity): the entry holds the actions in
 the order clang asked, the first observation's hash (how the launcher finds the entry),
-the whole stream's (how it confirms the module) and the scores. The episode must score
-exactly what the search found (clang is deterministic for the same module, flags and
-decisions); one that does not gets no entry and is reported.
+the whole stream's (how it confirms the module), inlining's site keys (one per decision:
+how the launcher keeps a changed module's unchanged call sites) and the scores. The episode
+must score exactly what the search found (clang is deterministic for the same module, flags
+and decisions); one that does not gets no entry and is reported.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, Callable, Sequence
 
 from .. import episodes as ep
 from ..cluster import Failure, TaskRunner
-from .identity import StreamHash, identity_features, is_profile_digest, module_opt_level
+from .identity import (StreamHash, identity_features, is_profile_digest, module_opt_level,
+                       site_features, site_key)
 from .state import load_states, save_state
 from .table import Entry, write_atomic
 from .tuner import ModuleTuner
@@ -28,14 +30,19 @@ TOLERANCE = 1e-9
 
 
 class Recorder:
-    """Wraps a decider: hashes each observation and keeps the actions answered. Plain data
-    (digests, not hash objects): it pickles, so it may play on a Dask worker."""
+    """Wraps a decider: hashes each observation and keeps the actions answered, and with
+    `sites` each observation's site key (identity.site_key). Plain data (digests, not hash
+    objects): it pickles, so it may play on a Dask worker."""
 
-    def __init__(self, decide: ep.Decide, features: Sequence[str]) -> None:
+    def __init__(self, decide: ep.Decide, features: Sequence[str], sites: bool = False) -> None:
         self.decide, self.hash, self.actions = decide, StreamHash(features), []
+        self.site_features = site_features(features)
+        self.sites: list[bytes] | None = [] if sites else None
 
     def __call__(self, obs: Any, info: dict) -> int:
         self.hash.add(obs)
+        if self.sites is not None:
+            self.sites.append(site_key(obs, self.site_features))
         action = int(self.decide(obs, info))
         self.actions.append(action)
         return action
@@ -55,8 +62,11 @@ def entry_of(t: ModuleTuner, rec: Recorder, result: ep.EpisodeResult, opt: str,
                          f"not {expected:.6g}")
     if rec.hash.first is None:
         raise ValueError("replaying its best decisions made no decision")
+    keys = getattr(rec, "sites", None)  # a recorder without site keys: none
+    sites = None if keys is None else b"".join(keys)
     return Entry(t.module, rec.actions, rec.hash.first, rec.hash.hexdigest(),
-                 float(result.default_score), float(result.policy_score), opt, profile or "")
+                 float(result.default_score), float(result.policy_score), opt, profile or "",
+                 sites)
 
 
 def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
@@ -75,9 +85,12 @@ def record_all(runner: TaskRunner, o: Any, tuners: list[ModuleTuner],
                 st["entry"], st["recorded_score"] = None, None
                 save_state(o.output, t.module, st)
             continue
-        if st.get("entry") is None or st.get("recorded_score") != t.best_score:
+        sites = t.problem == "inlining"
+        if st.get("entry") is None or st.get("recorded_score") != t.best_score or \
+                (sites and "sites" not in st["entry"]):  # an entry older than site keys
             try:
-                todo.append((t, st, Recorder(t.decider(), identity_features(t.features))))
+                todo.append((t, st, Recorder(t.decider(), identity_features(t.features),
+                                             sites)))
             except RuntimeError as e:  # nothing to record: the module gets no entry
                 say(f"tune: {t.module}: no table entry: {e}")
     if not todo:

@@ -6,6 +6,7 @@ Layout of a tuning directory (docs/tuning-format.md is the specification)::
                                  the compiler it was made with, module count
     DIR/modules/<key>.json       the entries whose first observation hashes to <key>
                                  (16 hex digits; usually one entry per file)
+    DIR/module-index.json        module, opt and first hash of each entry with site keys
     DIR/state/<module>.json      the search state of each module (tune's own; incremental
                                  reruns and --resume read it; the launcher never does)
     DIR/report.csv               module, default score, tuned score, reward, status, note
@@ -17,7 +18,9 @@ An entry: ``{"module", "opt" (the optimisation level it was tuned at, e.g. "-Oz"
 mlgo_env.tuning.identity.profile_identity; "" when it reads none, also when absent, as in
 tables older than the field)}``. The manifest's "profiles" lists the entries' profile
 identities, sorted and distinct (the launcher falls back at once on a compile whose profile
-is not among them).
+is not among them). Inlining entries also hold "sites" (base64 of one 8-byte site key
+per decision, mlgo_env.tuning.identity.site_key; absent in older tables): the launcher's
+stale route answers a changed module's unchanged call sites from them.
 
 Writers replace files atomically (write to a temporary name, then rename), so a reader
 never sees half a file. Readers raise :class:`TableError` naming the file for anything
@@ -33,10 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..files import write_atomic  # noqa: F401 - the tuning layer's writers
-from .identity import entry_key, is_profile_digest
+from .identity import SITE_KEY_BYTES, entry_key, is_profile_digest
 
 FORMAT = "mlgo-env-tuning"
 ENTRIES_FORMAT = "mlgo-env-tuning-entries"
+INDEX_FORMAT = "mlgo-env-tuning-index"
+#: the index of entries by module (for the launcher's stale route)
+INDEX_FILE = "module-index.json"
 VERSION = 1
 PROBLEMS = ("inlining", "regalloc")
 #: the largest action a table can hold (one byte per decision; regalloc's is 32)
@@ -59,13 +65,18 @@ class Entry:
     opt: str = "-O0"
     #: the profile identity of its compile ("" = no profile); a compile reading another misses
     profile: str = ""
+    #: inlining: one site key per decision (identity.site_key, SITE_KEY_BYTES each),
+    #: concatenated; None in tables older than the field (no stale route for the entry)
+    sites: bytes | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"module": self.module, "opt": self.opt, "decisions": len(self.actions),
                 "actions": base64.b64encode(bytes(self.actions)).decode("ascii"),
                 "first": self.first, "stream": self.stream,
                 "default_score": self.default_score, "tuned_score": self.tuned_score,
-                "profile": self.profile}
+                "profile": self.profile,
+                **({} if self.sites is None else
+                   {"sites": base64.b64encode(self.sites).decode("ascii")})}
 
     @staticmethod
     def from_json(value: Any, where: str) -> "Entry":
@@ -88,17 +99,46 @@ class Entry:
                              "SHA-256 in hex")
         entry = Entry(value["module"], actions, value["first"], value["stream"],
                       float(value["default_score"]), float(value["tuned_score"]), value["opt"],
-                      profile)
+                      profile, _sites_of(value, where))
         decisions = value["decisions"]
         if decisions != len(actions):
             raise TableError(f"{where}: entry '{entry.module}' says {decisions} decisions "
                              f"but holds {len(actions)} actions")
+        if entry.sites is not None and len(entry.sites) != SITE_KEY_BYTES * decisions:
+            raise TableError(f"{where}: entry '{entry.module}': 'sites' holds "
+                             f"{len(entry.sites)} bytes, not {SITE_KEY_BYTES} per decision")
         for name in ("first", "stream"):
             digest = getattr(entry, name)
             if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
                 raise TableError(f"{where}: entry '{entry.module}': '{name}' is not a "
                                  "SHA-256 in hex")
         return entry
+
+
+def _sites_of(value: dict, where: str) -> bytes | None:
+    """An entry's optional 'sites', decoded; TableError when it is not base64."""
+    if "sites" not in value:
+        return None
+    if not isinstance(value["sites"], str):
+        raise TableError(f"{where}: an entry's 'sites' is of the wrong type")
+    try:
+        return base64.b64decode(value["sites"], validate=True)
+    except ValueError as e:
+        raise TableError(f"{where}: a malformed entry: sites: {e}") from e
+
+
+def _write_index(directory: str, entries: list[Entry]) -> None:
+    """DIR/module-index.json: the module, opt and first hash of every entry with site keys,
+    sorted by module (the launcher finds a changed module's entry there, by its object
+    path); removed when no entry has them."""
+    path = os.path.join(directory, INDEX_FILE)
+    rows = sorted(({"module": e.module, "opt": e.opt, "first": e.first}
+                   for e in entries if e.sites is not None), key=lambda r: r["module"])
+    if rows:
+        write_atomic(path, json.dumps({"format": INDEX_FORMAT, "version": VERSION,
+                                       "modules": rows}) + "\n")
+    elif os.path.exists(path):
+        os.unlink(path)
 
 
 def write_table(directory: str, problem: str, features: Sequence[str], clang: dict,
@@ -122,6 +162,7 @@ def write_table(directory: str, problem: str, features: Sequence[str], clang: di
     for name in os.listdir(modules_dir):
         if name.endswith(".json") and name[:-5] not in by_key:
             os.unlink(os.path.join(modules_dir, name))
+    _write_index(directory, [e for group in by_key.values() for e in group])
     manifest = {"format": FORMAT, "version": VERSION, "problem": problem,
                 "features": list(features), "clang": clang,
                 "modules": sum(len(g) for g in by_key.values()),

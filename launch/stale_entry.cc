@@ -1,0 +1,149 @@
+//===- launch/stale_entry.cc - a changed module's unchanged call sites ------===//
+#include "stale_entry.h"
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+namespace mlgo::launch {
+namespace {
+
+constexpr std::string_view kIndexFile = "module-index.json";
+constexpr std::string_view kIndexFormat = "mlgo-env-tuning-index";
+
+/// One row of DIR/module-index.json.
+struct IndexRow {
+  std::string module;
+  std::string opt;
+  std::string first;
+};
+
+Error badIndex(const std::string& where, std::string_view what) {
+  return makeError(ErrorCode::kInvalidArgument, "tuning file '{}': {}", where, what);
+}
+
+bool isDigest(llvm::StringRef text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+/// The index's rows; none when the table has no index.
+Result<std::vector<IndexRow>> readIndex(const std::filesystem::path& dir) {
+  std::filesystem::path path = dir / kIndexFile;
+  std::string where = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return ec ? Result<std::vector<IndexRow>>(makeError(ErrorCode::kIo, "tuning file '{}': {}",
+                                                        where, ec.message()))
+              : std::vector<IndexRow>{};
+  auto buffer = llvm::MemoryBuffer::getFile(where, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError(ErrorCode::kIo, "tuning file '{}': cannot be read: {}", where,
+                     buffer.getError().message());
+  auto value = llvm::json::parse((*buffer)->getBuffer());
+  if (!value)
+    return badIndex(where, "not JSON: " + llvm::toString(value.takeError()));
+  const auto* object = value->getAsObject();
+  if (!object || object->getString("format") != llvm::StringRef(kIndexFormat) ||
+      object->getInteger("version") != 1)
+    return badIndex(where, fmt::format("not a module index of version 1 (format '{}')",
+                                       kIndexFormat));
+  const auto* rows = object->getArray("modules");
+  if (!rows)
+    return badIndex(where, "no 'modules' list");
+  std::vector<IndexRow> out;
+  for (const auto& row : *rows) {
+    const auto* o = row.getAsObject();
+    auto module = o ? o->getString("module") : std::nullopt;
+    auto opt = o ? o->getString("opt") : std::nullopt;
+    auto first = o ? o->getString("first") : std::nullopt;
+    if (!module || !opt || !first || !isDigest(*first))
+      return badIndex(where, "a row lacks module, opt or first (a SHA-256 in hex)");
+    out.push_back({module->str(), opt->str(), first->str()});
+  }
+  return out;
+}
+
+std::string_view fileName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+std::string objectPathOf(std::string_view output, std::string_view source) {
+  if (!output.empty())
+    return std::string(output);
+  std::string_view name = fileName(source);
+  return std::string(name.substr(0, name.rfind('.'))) + ".o";
+}
+
+StaleAnswers::StaleAnswers(TuningEntry entry) : entry_(std::move(entry)) {
+  for (size_t i = 0; i < entry_.sites.size(); ++i)
+    recorded_[entry_.sites[i]].push_back(static_cast<uint32_t>(i));
+}
+
+void StaleAnswers::skip(size_t steps) {
+  for (size_t i = 0; i < steps && i < entry_.sites.size(); ++i)
+    ++asked_[entry_.sites[i]];
+  decisions_ += steps;
+  fromEntry_ += steps;
+}
+
+std::optional<uint8_t> StaleAnswers::next(uint64_t key) {
+  ++decisions_;
+  auto found = recorded_.find(key);
+  uint32_t occurrence = asked_[key]++;
+  if (found == recorded_.end() || occurrence >= found->second.size())
+    return std::nullopt;
+  ++fromEntry_;
+  return entry_.actions[found->second[occurrence]];
+}
+
+Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view objectPath,
+                                   std::string_view optLevel, std::string_view profile) {
+  auto rows = readIndex(table.dir());
+  if (!rows.ok())
+    return rows.error();
+  if (rows->empty())
+    return StaleLookup{std::nullopt, "the table has no site keys (tune again to record them)"};
+  std::vector<const IndexRow*> named;
+  std::vector<std::string_view> names;
+  for (const IndexRow& row : *rows)
+    if (row.opt == optLevel && fileName(row.module) == fileName(objectPath)) {
+      named.push_back(&row);
+      names.push_back(row.module);
+    }
+  if (named.empty())
+    return StaleLookup{std::nullopt, fmt::format("no module tuned at {} is named like '{}'",
+                                                 optLevel, objectPath)};
+  std::vector<size_t> closest = closestModules(names, objectPath);
+  if (closest.size() != 1)
+    return StaleLookup{std::nullopt,
+                       fmt::format("{} modules tuned at {} are named like '{}' and the path "
+                                   "does not tell them apart",
+                                   closest.size(), optLevel, objectPath)};
+  const IndexRow& row = *named[closest.front()];
+  auto entries = table.lookup(row.first);
+  if (!entries.ok())
+    return entries.error();
+  for (TuningEntry& e : *entries) {
+    if (e.module != row.module || e.opt != row.opt)
+      continue;
+    if (e.sites.empty())
+      return StaleLookup{std::nullopt, "module '" + e.module + "' has no site keys"};
+    if (e.profile != profile)
+      return StaleLookup{std::nullopt,
+                         "module '" + e.module + "' was tuned with another profile"};
+    return StaleLookup{std::move(e), ""};
+  }
+  return badIndex((table.dir() / kIndexFile).string(),
+                  fmt::format("lists module '{}', whose entry is not in the table", row.module));
+}
+
+} // namespace mlgo::launch
