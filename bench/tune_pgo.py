@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""PGO and tuning together: a Debian source package built with a profile of its own
+workload, tuned on top of it, and measured on an input the profile never saw.
+
+    /usr/bin/python3 bench/tune_pgo.py --package xz-utils [--problem regalloc|inlining]
+        [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
+
+Steps (each printed with its wall time), by the package's own build system (bench/tune.py's
+recipes, which name the workload):
+
+1. an instrumented build (`-O2 -fprofile-instr-generate`), and the workload on the training
+   input (a tar of the package's source, as bench/tune.py) with `LLVM_PROFILE_FILE`;
+2. `llvm-profdata merge` into WORK/pgo.profdata;
+3. the corpus captured with the profile in CFLAGS (`-O2 -fprofile-instr-use=WORK/pgo.profdata`)
+   and `python -m mlgo_env.tune` on it (regalloc by default);
+4. three builds: plain -O2, PGO, and PGO through `mlgo-env-launch --tuning=DIR`;
+5. the workload on the held-back input (a tar of --held-back, default the C++ standard
+   library's headers: text the profile never saw; decompression reads what the plain build
+   compressed): instructions under valgrind (callgrind's total, deterministic) on each
+   build, PGO against plain and PGO + tuned against PGO, outputs compared; then linked sizes,
+   the package's tests on each build and what the launcher's log says (bench/tune.py's
+   report).
+
+Wall times are not measured here (use bench/tune.py --workload-only on a quiet machine).
+The reserved packages are refused, as by bench/tune.py.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tune as bench  # noqa: E402  (bench/tune.py: recipes, builds, capture, report)
+
+PROFDATA = "/usr/lib/llvm-22/bin/llvm-profdata"
+
+
+def lib_env(recipe: dict, root: str) -> dict:
+    return dict(os.environ, LD_LIBRARY_PATH=":".join(
+        os.path.join(root, d) for d in recipe.get("libs", [])))
+
+
+def tar_of(directory: str, out: str) -> str:
+    """A tar of `directory` (sorted names, fixed owners and times: the same bytes each run)."""
+    if not os.path.exists(out):
+        subprocess.run(["tar", "cf", out, "--sort=name", "--owner=0", "--group=0",
+                        "--numeric-owner", "--mtime=@0", "-C", directory, "."], check=True)
+    return out
+
+
+def inputs_for(recipe: dict, root: str, data: str) -> list[tuple[str, list[str]]]:
+    """The workload's steps on `data` for the build at `root`; decompression reads
+    `data` + the compressor's suffix, which must exist."""
+    steps = []
+    for name, template in recipe["workload"]:
+        argv = [a.format(build=root, data=data) for a in template]
+        steps.append((name, argv))
+    return steps
+
+
+def run_workload(recipe: dict, root: str, data: str, env: dict) -> None:
+    """Every step of the workload on `data` with the build at `root`, in order; the
+    compression's output is what the decompression reads (`data` + the compressor's
+    suffix)."""
+    for name, argv in inputs_for(recipe, root, data):
+        if name == "compress":
+            suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
+            with open(data + suffix, "wb") as f:
+                subprocess.run(argv, env=env, stdout=f, check=True)
+        else:
+            subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+
+
+def profile(recipe: dict, tree: str, work: str, logs: str, data: str) -> str:
+    """Steps 1-2: the instrumented build, the workload on `data`, the merged profile."""
+    root = os.path.join(work, "instrumented")
+    bench.build(recipe, tree, root, "-O2 -fprofile-instr-generate", "clang-22",
+                os.path.join(logs, "instrumented"))
+    raw = os.path.join(work, "raw")
+    shutil.rmtree(raw, ignore_errors=True)
+    os.makedirs(raw)
+    env = dict(lib_env(recipe, root), LLVM_PROFILE_FILE=os.path.join(raw, "%m-%p.profraw"))
+    run_workload(recipe, root, data, env)
+    out = os.path.join(work, "pgo.profdata")
+    subprocess.run([PROFDATA, "merge", "-o", out] +
+                   [os.path.join(raw, f) for f in sorted(os.listdir(raw))], check=True)
+    return out
+
+
+def held_back(recipe: dict, builds: dict[str, str], data: str) -> None:
+    """Step 5: instructions of each workload step on the held-back input, per build."""
+    run_workload(recipe, builds["plain"], data, lib_env(recipe, builds["plain"]))
+    for index, (name, _) in enumerate(recipe["workload"]):
+        counts, outputs = {}, {}
+        for side, root in builds.items():
+            argv = inputs_for(recipe, root, data)[index][1]
+            env = lib_env(recipe, root)
+            outputs[side] = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
+                                           check=True).stdout
+            counts[side] = bench.instructions(argv, env)
+        plain, pgo, tuned = counts["plain"], counts["pgo"], counts["pgo+tuned"]
+        same = len(set(outputs.values())) == 1
+        bench.say(f"held-back {name}: instructions plain {plain:,}, PGO {pgo:,} "
+                  f"({pgo / plain - 1:+.2%} against plain), PGO + tuned {tuned:,} "
+                  f"({tuned / pgo - 1:+.2%} against PGO); outputs "
+                  f"{'identical' if same else 'DIFFERENT'}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--package", required=True)
+    p.add_argument("--problem", default="regalloc", choices=["inlining", "regalloc"])
+    p.add_argument("--minutes", type=float, default=20.0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--held-back", default="/usr/include/c++/12",
+                   help="a directory whose tar is the input the profile never saw")
+    p.add_argument("--work", default="/tmp/mlgo-bench-pgo")
+    a = p.parse_args()
+    if a.package in bench.RESERVED:
+        p.error(f"{a.package} is reserved for evaluation")
+    recipe = bench.RECIPES.get(a.package)
+    if recipe is None or not recipe["workload"] or recipe.get("kind") == "cmake-thinlto":
+        p.error(f"no make recipe with a workload for {a.package} (bench/tune.py's RECIPES)")
+    work = os.path.join(a.work, f"{a.package}-{a.problem}")
+    logs = os.path.join(work, "logs")
+    os.makedirs(logs, exist_ok=True)
+    tree = bench.fetch(a.package, a.work)
+    training = tar_of(tree, os.path.join(work, "training.tar"))
+    t0 = time.perf_counter()
+    pgo = profile(recipe, tree, work, logs, training)
+    bench.say(f"profile {pgo}: {os.path.getsize(pgo):,} bytes "
+              f"({time.perf_counter() - t0:.0f} s)")
+    flags = f"-O2 -fprofile-instr-use={pgo}"
+    corpus, tuning = os.path.join(work, "corpus"), os.path.join(work, "tuning")
+    t0 = time.perf_counter()
+    shutil.rmtree(corpus, ignore_errors=True)  # a new profile: a new capture
+    bench.capture(recipe, tree, work, flags, corpus, logs)
+    bench.say(f"captured {corpus} ({time.perf_counter() - t0:.0f} s)")
+    t0 = time.perf_counter()
+    tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
+                           f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
+                           f"--workers={a.workers}", "--progress-every=120",
+                           "--no-replay-file"],
+                          env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
+                          capture_output=True, text=True)
+    bench.say(tune.stdout.rstrip())
+    if tune.returncode != 0:
+        raise SystemExit(f"bench/tune_pgo: tune failed: {tune.stderr[-2000:]}")
+    bench.say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+    builds = {side: os.path.join(work, side) for side in ("plain", "pgo", "pgo+tuned")}
+    log = os.path.join(tuning, "launch.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    t0 = time.perf_counter()
+    bench.build(recipe, tree, builds["plain"], "-O2", "clang-22", os.path.join(logs, "plain"))
+    bench.build(recipe, tree, builds["pgo"], flags, "clang-22", os.path.join(logs, "pgo"))
+    bench.build(recipe, tree, builds["pgo+tuned"], flags,
+                f"{bench.LAUNCH} --tuning={tuning} -- clang-22", os.path.join(logs, "tuned"))
+    bench.say(f"three builds ({time.perf_counter() - t0:.0f} s)")
+    held_back(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")))
+    bench.report(recipe, builds, tuning, logs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
