@@ -8,7 +8,8 @@ import pytest
 
 from mlgo_env import episodes as ep
 from mlgo_env.policies import flip_classifier as fc
-from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
+from mlgo_env.policies.policy import (Layer, Policy, PolicyError, load_policy, policy_from_json,
+                                     policy_to_json, save_policy)
 from mlgo_env.tuning.replay import ReplayCache
 
 NAMES = ["threshold", "cost_estimate", "callee_users", "inlining_default"]
@@ -45,7 +46,7 @@ def test_flip_decision_is_default_xor_logit(tmp_path):
      "needs the feature 'inlining_default'"),
 ])
 def test_bad_flip_policies_are_refused(mutate, message):
-    obj = flip_policy().to_json()
+    obj = policy_to_json(flip_policy())
     mutate(obj)
     with pytest.raises(PolicyError, match=message):
         policy_from_json(obj)
@@ -53,7 +54,7 @@ def test_bad_flip_policies_are_refused(mutate, message):
 
 def test_version_1_files_cannot_flip():
     p = flip_policy()
-    obj = p.to_json()
+    obj = policy_to_json(p)
     obj["version"] = 1
     obj.pop("transforms")
     with pytest.raises(PolicyError, match="decision"):

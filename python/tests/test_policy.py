@@ -8,7 +8,7 @@ import pytest
 
 from mlgo_env.policies.optimiser import standardisation
 from mlgo_env.policies.policy import (PolicyError, check_compatible, load_policy, new_policy,
-                             policy_from_json, save_policy, transform)
+                             policy_from_json, policy_to_json, save_policy, transform)
 from mlgo_env.trace_log import TraceError, read_trace
 from mlgo_env.training.training_setup import split_modules
 
@@ -42,7 +42,7 @@ def test_round_trip_keeps_decisions(tmp_path):
     (lambda o: o["layers"][0]["weights"][0].__setitem__(0, "x"), "list of numbers"),
 ])
 def test_corrupt_policies_name_the_problem(mutate, message):
-    obj = small_policy().to_json()
+    obj = policy_to_json(small_policy())
     mutate(obj)
     with pytest.raises(PolicyError, match=message):
         policy_from_json(obj)
@@ -141,7 +141,7 @@ def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
     space = make_space("inlining", ["threshold", "cost_estimate", "a", "b"], rows, ["a", "b"],
                        anchored=False)
     p = space.policy(np.array([3.0, -2.0, 1.5]))
-    obj = p.to_json()
+    obj = policy_to_json(p)
     assert obj["version"] == 2 and obj["transforms"] == ["identity"] * 2 + ["signed-log1p"] * 2
     assert obj["margin"]["plus"] == "threshold" and "anchor" not in obj["margin"]
     save_policy(p, tmp_path / "p.json")
@@ -151,7 +151,7 @@ def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
     _, z = space.standardised(rows)
     margin = np.maximum(rows[:, 0], 1) - rows[:, 1]
     np.testing.assert_allclose(p.logits(rows), margin + 3.0 + z @ [-2.0, 1.5])
-    old = small_policy().to_json()
+    old = policy_to_json(small_policy())
     assert old["version"] == 1 and old["transform"] == "signed-log1p"
     assert policy_from_json(old).transforms is None
     for mutate, message in [

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from mlgo_env.policies.policy import Layer, Policy, PolicyError, load_policy, policy_from_json, save_policy
+from mlgo_env.policies.policy import (Layer, Policy, PolicyError, load_policy, policy_from_json,
+                                     policy_to_json, save_policy)
 
 
 def eviction_policy():
@@ -54,7 +55,7 @@ def test_eviction_refuses_missing_and_misshapen_features():
 
 def test_version_3_round_trip(tmp_path):
     p = eviction_policy()
-    obj = p.to_json()
+    obj = policy_to_json(p)
     assert obj["version"] == 3 and obj["decision"] == "argmax-masked" and obj["mask"] == "mask"
     save_policy(p, tmp_path / "r.json")
     q = load_policy(tmp_path / "r.json")
@@ -75,14 +76,14 @@ def test_version_3_round_trip(tmp_path):
     (lambda o: o.update(version=4), "version 4 is not supported \\(this reader knows 1, 2 and 3\\)"),
 ])
 def test_corrupt_regalloc_policies_name_the_field(mutate, message):
-    obj = eviction_policy().to_json()
+    obj = policy_to_json(eviction_policy())
     mutate(obj)
     with pytest.raises(PolicyError, match=message):
         policy_from_json(obj, "policy 'p.json'")
 
 
 def test_argmax_is_for_regalloc_only():
-    obj = eviction_policy().to_json()
+    obj = policy_to_json(eviction_policy())
     obj["problem"] = "inlining"
     with pytest.raises(PolicyError, match="decision 'argmax-masked' is for problem 'regalloc', "
                                           "not 'inlining'"):

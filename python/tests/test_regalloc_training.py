@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mlgo_env.policies.policy import (EMULATION_FEATURE, PolicyError, load_policy,
-                                     policy_from_json, save_policy)
+                                     policy_from_json, policy_to_json, save_policy)
 from mlgo_env.training import regalloc_anchor as ra
 from mlgo_env.training import regalloc_baselines as rbl
 from mlgo_env.training import regalloc_cloning as rc
@@ -57,7 +57,7 @@ def test_one_number_policies_decide_as_documented():
     density[7] = 0.3                                     # the live range itself is lightest
     assert policies["lowest use_def_density"].act(observation(density, mask)) == 32
     for _, p in policies.items():
-        assert p.to_json()["version"] == 3 and p.decision == "argmax-masked"
+        assert policy_to_json(p)["version"] == 3 and p.decision == "argmax-masked"
 
 
 def synthetic_decisions(rng, n):
@@ -115,8 +115,8 @@ def test_an_anchored_start_keeps_the_emulation_but_where_the_clone_disagrees_mos
         assert np.all(gaps[~departed] <= bonus + 1e-9)
     # The file keeps the emulation's feature; Python's exact runner takes it from
     # info["default_action"] and answers as the vectorised choices.
-    again = policy_from_json(start.to_json())
-    assert again.features[-1] == EMULATION_FEATURE and again.to_json()["version"] == 3
+    again = policy_from_json(policy_to_json(start))
+    assert again.features[-1] == EMULATION_FEATURE and policy_to_json(again)["version"] == 3
     choices = rc.choices(start, with_em)
     for k in range(30):
         info = {"default_action": int(d.actions[k])}
@@ -283,7 +283,7 @@ def test_train_regalloc_writes_a_policy_that_evaluates(traced, tmp_path):
     assert "anchored on the emulation: bonus" in proc.stdout, proc.stdout
     policy = load_policy(out)
     assert policy.problem == "regalloc" and policy.decision == "argmax-masked"
-    assert policy.to_json()["version"] == 3
+    assert policy_to_json(policy)["version"] == 3
     meta = policy.metadata
     # Measured with these options (seeds 0-2): the clone agrees with the default on 79-93%
     # of the 60-92 decisions of its 3 held-out check modules; the first-allowed rule agrees

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mlgo_env.policies import residual_policy as rp
-from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json, transform
+from mlgo_env.policies.policy import Layer, PolicyError, policy_from_json, policy_to_json, transform
 from mlgo_env.tuning.baselines import shift_policy
 
 NAMES = ["threshold", "cost_estimate", "inlining_default", "callee_users", "node_count"]
@@ -60,8 +60,8 @@ def test_the_file_form_computes_margin_plus_shift_plus_network(bound):
     assert np.allclose(p.logits(r), expected, rtol=0, atol=1e-9)
     assert np.allclose(p.exact_logits(r), expected, rtol=0, atol=1e-9)
     assert np.allclose(s.residual(u, r), g)
-    q = policy_from_json(p.to_json(), "round trip")
-    assert q.to_json()["version"] == 2 and q.margin == rp.MARGIN_SPEC
+    q = policy_from_json(policy_to_json(p), "round trip")
+    assert policy_to_json(q)["version"] == 2 and q.margin == rp.MARGIN_SPEC
     s2, u2 = rp.space_of(q)
     assert np.array_equal(u2, u) and s2.bound == bound
     assert np.array_equal(s2.policy(u2).decisions(r), p.decisions(r))

@@ -273,14 +273,6 @@ class Policy:
                       None if self.margin is None else dict(self.margin), self.decision,
                       self.mask)
 
-    # -- the file's JSON ------------------------------------------------------------------
-    def to_json(self) -> dict[str, Any]:
-        """The file's JSON (policy_file.policy_to_json): the oldest version that holds it."""
-        # The file format sits above the runner (it builds Policy values), so it is
-        # imported here rather than at the top.
-        from .policy_file import policy_to_json
-        return policy_to_json(self)
-
 
 def new_policy(problem: str, features: Sequence[str], mean: np.ndarray, std: np.ndarray,
                hidden: int, rng: np.random.Generator) -> Policy:

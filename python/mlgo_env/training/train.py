@@ -56,7 +56,7 @@ import numpy as np
 from .. import episodes as ep
 from ..cluster import TaskRunner, open_runner
 from ..cluster.trace import run_trace
-from ..policies.policy import Policy, PolicyError, policy_from_json, save_policy
+from ..policies.policy import Policy, PolicyError, policy_from_json, policy_to_json, save_policy
 from ..trace_log import Trace, TraceError, read_trace
 from ..tuning.replay import ReplayCache, seed_from_trace
 from . import methods
@@ -239,7 +239,7 @@ class Trainer:
         (check_score,), _ = self.score(pool, cache, [u], check, phase="selection")
         self.incumbents.append({"iteration": 0, "u": u.tolist(), "score": score,
                                 "check": check_score,
-                                "policy": self.method.policy(u).to_json()})
+                                "policy": policy_to_json(self.method.policy(u))})
         self.history.append({"phase": "warm", "score": score, "check_score": check_score,
                              "iteration": 0})
         self.log(f"warm start: score {score:+.5f} on the search modules, "
@@ -262,7 +262,7 @@ class Trainer:
             (row["check_score"],), _ = self.score(pool, cache, [u], check, phase="selection")
             self.incumbents.append({"iteration": iteration, "u": u.tolist(), "score": score,
                                     "check": row["check_score"],
-                                    "policy": self.method.policy(u).to_json()})
+                                    "policy": policy_to_json(self.method.policy(u))})
         row["best"], row["sigma"] = self.method.incumbent()[1], self.method.step_size()
         self.history.append(row)
         return row

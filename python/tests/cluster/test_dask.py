@@ -12,7 +12,7 @@ import threading
 from mlgo_env.cluster import Failure
 from mlgo_env.cluster.dask_runner import connect
 from mlgo_env.cluster.tasks import evaluate_task
-from mlgo_env.policies.policy import load_policy
+from mlgo_env.policies.policy import load_policy, policy_to_json
 from mlgo_env.training.training_setup import env_factory
 
 from cluster_helpers import MLGO_ENV, alive, children_named, rows_of, run_module
@@ -118,7 +118,7 @@ def test_training_is_reproducible_and_resumes_on_a_new_cluster(demo, cache_dir, 
                          "--scheduler=local:2", "--rounds=2", "--resume")
     assert "resuming from" in resumed.stdout and "at round 1" in resumed.stdout
     a, b = load_policy(here), load_policy(there)
-    assert a.to_json()["layers"] == b.to_json()["layers"]
+    assert policy_to_json(a)["layers"] == policy_to_json(b)["layers"]
     # The resumed run rebuilt its replay cache from the trace: its episode counts differ,
     # its choices do not.
     for key in ("chosen_round", "search_score", "check_score", "validation", "selection"):
