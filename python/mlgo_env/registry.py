@@ -2,25 +2,24 @@
 
 Used for the tuners (mlgo_env.tuning: one per problem) and the training methods
 (mlgo_env.training: several per problem). Each kind is laid out the same way, and its
-imports run one way only (interface <- variants <- their package):
+imports run one way only (interface <- variants <- list):
 
 - the interface's module (``tuning/tuner.py``, ``training/method.py``) defines the
   abstract class and its :class:`Registry`, and imports no variant;
-- each variant is one module of a package of its own (``tuning/tuners/``,
-  ``training/methods/``) whose class is decorated with the registry's
-  :meth:`Registry.register`; adding a variant is adding that one file;
-- the package's ``__init__`` imports every module in it (:func:`load_package`) and offers
-  the lookup (``tuner_class``, ``method_class``): whoever looks a variant up imports the
-  package, so every variant is registered by then.
+- each variant is one module (``tuning/inlining_tuner.py``, ``training/methods/margin_es.py``,
+  ...) whose class is decorated with the registry's :meth:`Registry.register`;
+- one module imports every variant's module, by an explicit list, and offers the lookup
+  (``tuning/tuners.py``: ``tuner_class``; ``training/methods/__init__.py``:
+  ``method_class``): whoever looks a variant up imports it, so every variant is registered
+  by then. Adding a variant is its module and its line in the list (python/tests/
+  test_registry.py fails when a module is left out).
 
 Registration happens at import, under Python's import lock; lookups only read.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from typing import Callable, Generic, Hashable, Sequence, TypeVar
+from typing import Callable, Generic, Hashable, TypeVar
 
 C = TypeVar("C", bound=type)
 
@@ -52,9 +51,3 @@ class Registry(Generic[C]):
         """Every registered class, in registration order."""
         return list(self._classes.values())
 
-
-def load_package(name: str, path: Sequence[str]) -> None:
-    """Imports every module of the package `name` (its ``__name__``) found on `path` (its
-    ``__path__``): each registers its variants. Raises what an import raises."""
-    for info in pkgutil.iter_modules(path):
-        importlib.import_module(f"{name}.{info.name}")
