@@ -1,6 +1,8 @@
 //===- launch/stream_identity.cc - which module a compile is ----------------===//
 #include "mlgo/launch/stream_identity.h"
 
+#include "sha256.h"
+
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/SHA256.h>
@@ -12,6 +14,19 @@ namespace mlgo::launch {
 
 struct StreamIdentity::Hashes {
   llvm::SHA256 whole;
+  std::vector<uint8_t> bytes; ///< One observation's identity (or site) bytes.
+
+  /// SHA-256 of the tensors `order` names, concatenated (sha256.h: on the
+  /// CPU's SHA extensions where it has them).
+  Sha256Digest digest(std::span<const size_t> order,
+                      std::span<const std::span<const std::byte>> tensors) {
+    bytes.clear();
+    for (size_t i : order) {
+      const auto* data = reinterpret_cast<const uint8_t*>(tensors[i].data());
+      bytes.insert(bytes.end(), data, data + tensors[i].size());
+    }
+    return sha256(bytes);
+  }
 };
 
 Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
@@ -38,13 +53,7 @@ StreamIdentity& StreamIdentity::operator=(StreamIdentity&&) noexcept = default;
 StreamIdentity::~StreamIdentity() = default;
 
 void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
-  auto bytesOf = [](std::span<const std::byte> t) {
-    return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(t.data()), t.size());
-  };
-  llvm::SHA256 alone;
-  for (size_t i : order_)
-    alone.update(bytesOf(tensors[i]));
-  auto digest = alone.final();
+  Sha256Digest digest = hashes_->digest(order_, tensors);
   if (count_ == 0)
     first_ = llvm::toHex(digest, /*LowerCase=*/true);
   hashes_->whole.update(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()));
@@ -52,11 +61,7 @@ void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
 }
 
 uint64_t StreamIdentity::siteKey(std::span<const std::span<const std::byte>> tensors) const {
-  llvm::SHA256 site;
-  for (size_t i : siteOrder_)
-    site.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(tensors[i].data()),
-                                        tensors[i].size()));
-  auto digest = site.final();
+  Sha256Digest digest = hashes_->digest(siteOrder_, tensors);
   uint64_t key = 0;
   std::memcpy(&key, digest.data(), sizeof key);
   return key;

@@ -16,7 +16,8 @@
 /// uint64_t. A table entry records one per decision; the launcher's stale
 /// route (launch/stale_entry.h) answers a changed module's decisions by them.
 ///
-/// Single-threaded; no I/O.
+/// Hashing uses the CPU's SHA extensions where it has them (launch/sha256.h).
+/// Single-threaded (also siteKey(), which shares the hashing buffer); no I/O.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_LAUNCH_STREAM_IDENTITY_H
