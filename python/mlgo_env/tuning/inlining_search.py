@@ -33,6 +33,7 @@ import numpy as np
 from .. import episodes as ep
 from ..policies.margin_policy import margin_spec
 from ..policies.policy import feature_row, margin_column
+from .identity import MODULE_WIDE  # the module-wide features a site key leaves out
 
 EMBEDDING = "callee_embedding"
 #: the margin block of the constant-shift base policies (baselines.shift_policy's)
@@ -46,11 +47,6 @@ def callee_key(obs: Any) -> str:
                          "observation (make the environment with ir2vec_vocab)")
     vec = np.round(np.asarray(obs[EMBEDDING], dtype=np.float64).reshape(-1), 3)
     return hashlib.blake2b((vec + 0.0).tobytes(), digest_size=8).hexdigest()
-
-
-#: features of the whole module or call graph: they change when any function does, so a call
-#: site's key (:func:`site_keys`) leaves them out
-MODULE_WIDE = frozenset({"node_count", "edge_count"})
 
 
 def site_keys(player: "GroupPlayer") -> list[str]:
