@@ -1,8 +1,8 @@
 //===- corpus/object_sections.h - section bytes for tests -------*- C++ -*-===//
 ///
 /// \file
-/// Test helper: the bytes of an object file's executable sections, read
-/// in-process with llvm::object.
+/// Test helper: the bytes of an object file's executable sections by name
+/// (mlgo/corpus/executable_sections.h's reader, as a map).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_CORPUS_OBJECT_SECTIONS_H

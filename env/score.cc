@@ -1,8 +1,9 @@
 //===- env/score.cc - measuring a compile with LLVM's libraries -------------===//
 #include "mlgo/env/score.h"
 
+#include "mlgo/corpus/executable_sections.h"
+
 #include <llvm/ADT/StringMap.h>
-#include <llvm/Object/ObjectFile.h>
 #include <llvm/Remarks/Remark.h>
 #include <llvm/Remarks/RemarkFormat.h>
 #include <llvm/Remarks/RemarkParser.h>
@@ -46,18 +47,12 @@ void addCost(RegallocCosts& costs, llvm::StringRef key, double value) {
 } // namespace
 
 Result<uint64_t> executableSectionBytes(const std::filesystem::path& object) {
-  auto buffer = readFile(object, "object file");
-  if (!buffer.ok())
-    return buffer.error();
-  auto file = llvm::object::ObjectFile::createObjectFile((*buffer)->getMemBufferRef());
-  if (!file)
-    return makeError(ErrorCode::kParse, "{} is not an object file: {}", object.string(),
-                     message(file.takeError()));
+  auto sections = corpus::readExecutableSections(object);
+  if (!sections.ok())
+    return sections.error();
   uint64_t bytes = 0;
-  for (const llvm::object::SectionRef& section : (*file)->sections()) {
-    if (section.isText())
-      bytes += section.getSize();
-  }
+  for (const corpus::ExecutableSection& section : *sections)
+    bytes += section.contents.size();
   return bytes;
 }
 

@@ -17,6 +17,7 @@
 #include "compile_entries.h"
 #include "convert.h"
 #include "core_environment.h"
+#include "executable_sections.h"
 #include "tensors.h"
 
 #include <pybind11/stl.h>
@@ -248,4 +249,5 @@ PYBIND11_MODULE(_core, m) {
       .def("shutdown", &Core::shutdown)
       .def_property_readonly("closed", &Core::closed);
   bindCompileEntries(m);
+  bindExecutableSections(m);
 }

@@ -116,7 +116,7 @@ def test_lines_are_the_format_clang_reads():
 
 def test_executable_bytes_refuses_what_is_not_elf(tmp_path):
     (tmp_path / "x.o").write_bytes(b"not an object")
-    with pytest.raises(ValueError, match="ELF"):
+    with pytest.raises(ValueError, match="x.o is not an object file"):
         elf.executable_bytes(str(tmp_path / "x.o"))
 
 

@@ -5,7 +5,7 @@
 /// llvm-size or remark tools are spawned). Lower is better for every score.
 ///
 ///  - Size: the sum of the sizes of the object's executable sections
-///    (SHF_EXECINSTR for ELF).
+///    (SHF_EXECINSTR for ELF; read by mlgo/corpus/executable_sections.h).
 ///  - Register allocation: from the `regalloc` optimisation remarks clang
 ///    writes with `-opt-record-file F -opt-record-passes regalloc
 ///    -opt-record-format bitstream` (driver: `-fsave-optimization-record=
@@ -58,8 +58,9 @@ struct ModuleScore {
   std::vector<std::pair<std::string, double>> contexts;
 };
 
-/// Bytes of executable sections of an object file. kNotFound / kParse
-/// naming the file.
+/// Bytes of executable sections of an object file (the contents of
+/// corpus::readExecutableSections, summed). Its errors: kNotFound / kIo /
+/// kParse naming the file.
 Result<uint64_t> executableSectionBytes(const std::filesystem::path& object);
 
 /// Per-function costs from a bitstream remarks file (functions in file
