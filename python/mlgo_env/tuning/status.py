@@ -9,7 +9,8 @@ Two views, each a few lines of text:
   own decisions), *profile changed* (its compile reads another profile's content, or a
   profile where it read none, or none where it read one: the launcher falls back; tune
   again), *changed* (same name, other bitcode or command: the launcher applies the
-  entry only if the stream is still the same; tune again) or *new*; tuned modules the
+  entry if the stream is still the same, else, with site keys, the tuned decisions of its
+  unchanged call sites; tune again) or *new*; tuned modules the
   corpus no longer has are *gone*. Shares are of modules and of clang's score.
 - from the launcher's log (one JSON line per compile the launcher took; the last line of
   each object counts, or of each source when the compile named no object): compiles that
@@ -108,8 +109,11 @@ def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
                f"{_profile(now_reads)}: the build falls back to clang's decisions or --policy; "
                "tune again)")
     for m in kinds["changed"]:
-        yield (f"  changed: {m} (the launcher applies its entry only if the compiler's "
-               "stream is unchanged, else clang's decisions or --policy; tune again)")
+        rest = ("the tuned decisions of its unchanged call sites, clang's or --policy's for "
+                "the rest" if getattr(entries.get(m), "sites", None) is not None
+                else "clang's decisions or --policy")
+        yield (f"  changed: {m} (the launcher applies its entry if the compiler's stream is "
+               f"unchanged, else {rest}; tune again)")
     for m in kinds["new"]:
         yield f"  new: {m} (the build falls back to clang's decisions or --policy)"
     for m in gone:
