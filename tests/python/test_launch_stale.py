@@ -125,6 +125,14 @@ class StaleEntry(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="mlgo-stale-test-")
+        try:
+            cls.prepare()
+        except BaseException:  # tearDownClass does not run after a failed setUpClass
+            shutil.rmtree(cls.dir, ignore_errors=True)
+            raise
+
+    @classmethod
+    def prepare(cls):
         src = project(os.path.join(cls.dir, "captured"))
         cls.corpus, cls.tuning = os.path.join(cls.dir, "corpus"), os.path.join(cls.dir, "tuning")
         subprocess.run([MLGO_ENV, "corpus", "build", f"--output_dir={cls.corpus}", "--",
