@@ -16,17 +16,14 @@ while merging.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-import numpy as np
-
 from ..files import write_atomic
-from ..trace_log import _DTYPES, TraceError
+from ..trace_log import read_header, read_records
 from .progress import Progress
 from .runner import Failure, TaskRunner
 from .tasks import ShardJob, ShardResult, selection_task, trace_shard_task
@@ -101,47 +98,18 @@ def _failed_lines(report: str) -> list[str]:
 def split_trace(data: bytes) -> tuple[bytes, list[tuple[str, bytes]], int]:
     """(header line with its newline, [(context, the context's records)], observations)
     of a TrainingLogger stream; TraceError naming the offset when it is corrupt."""
-    end = data.find(b"\n")
-    if end < 0:
-        raise TraceError("offset 0: no header line")
-    try:
-        header = json.loads(data[:end])
-        record = sum(np.dtype(_DTYPES[s["type"]]).itemsize * int(np.prod(s["shape"] or [1]))
-                     for s in header["features"])
-        score = header.get("score") or None
-        score_size = (np.dtype(_DTYPES[score["type"]]).itemsize *
-                      int(np.prod(score["shape"] or [1]))) if score else 0
-    except (ValueError, KeyError, TypeError) as e:
-        raise TraceError(f"offset 0: bad header: {e}") from e
+    header = read_header(data)
     chunks: list[tuple[str, bytes]] = []
-    pos, start, context, observations = end + 1, -1, "", 0
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            raise TraceError(f"offset {pos}: truncated record line")
-        try:
-            rec = json.loads(data[pos:nl])
-        except ValueError as e:
-            raise TraceError(f"offset {pos}: not a record line: {e}") from e
-        if "context" in rec:
+    start, context, observations = -1, "", 0
+    for record in read_records(data, header):
+        if record.kind == "context":
             if start >= 0:
-                chunks.append((context, data[start:pos]))
-            start, context = pos, str(rec["context"])
-            pos = nl + 1
-        elif "observation" in rec:
-            pos = nl + 1 + record + 1
-            observations += 1
-        elif "outcome" in rec:
-            pos = nl + 1 + score_size + 1
-        else:
-            raise TraceError(f"offset {pos}: unknown record {rec!r}")
-        if pos > len(data):
-            raise TraceError(f"offset {nl + 1}: truncated record")
-        if start < 0:
-            raise TraceError(f"offset {end + 1}: a record before any context")
+                chunks.append((context, data[start:record.offset]))
+            start, context = record.offset, record.context
+        observations += record.kind == "observation"
     if start >= 0:
         chunks.append((context, data[start:]))
-    return data[:end + 1], chunks, observations
+    return data[:header.end], chunks, observations
 
 
 def merge_shards(shards: Sequence[ShardResult], order: Sequence[str], output: str

@@ -152,9 +152,9 @@ def test_split_trace_cuts_at_contexts_and_refuses_bad_streams():
     header, chunks, observations = split_trace(data)
     assert [c for c, _ in chunks] == ["a.o", "b.o"] and observations == 3
     assert header + b"".join(chunk for _, chunk in chunks) == data
-    with pytest.raises(TraceError, match="truncated"):
+    with pytest.raises(TraceError, match=f"offset {len(data) - 3}: stream ends inside outcome 0"):
         split_trace(data[:-3])
-    with pytest.raises(TraceError, match="bad header"):
+    with pytest.raises(TraceError, match="offset 0: header: missing array field 'features'"):
         split_trace(b'{"features": 1}\n')
-    with pytest.raises(TraceError, match="before any context"):
-        split_trace(data.split(b"\n", 1)[0] + b'\n{"outcome": 0}\n\x00\x00\x00\x00\n')
+    with pytest.raises(TraceError, match="observation 0 before any context"):
+        split_trace(data.split(b"\n", 1)[0] + b'\n{"observation": 0}\n' + bytes(16) + b"\n")
