@@ -1,18 +1,8 @@
 #!/usr/bin/env python3
-"""A small, dependency-free reader of LLVM's TrainingLogger format, written
-from the format's description (include/mlgo/protocol/training_log.h) alone:
-
-    stream      := header record*
-    header      := {"features":[SPEC,...], "score":SPEC?, "advice":SPEC?, ...} "\\n"
-    record      := context | observation | outcome
-    context     := {"context":NAME} "\\n"
-    observation := {"observation":N} "\\n" TENSORS "\\n"
-    outcome     := {"outcome":N} "\\n" SCORE "\\n"      (only with "score")
-
-SPEC = {"name":..., "type":..., "port":..., "shape":[...]}; tensors are raw,
-little-endian, row-major, product(shape) elements each, features in header
-order. Observation ids count 0, 1, ... per context name; an outcome carries
-the id of the observation just before it. Other header keys are ignored.
+"""Reads LLVM's TrainingLogger logs with the package's Python reader
+(python/mlgo_env/trace_log.py, the twin of the C++ reader: both follow the format of
+include/mlgo/protocol/training_log.h and read the golden logs of tests/data/traces alike),
+and checks it against what mlgo-env writes and replays.
 
 Usage:
     trace_reader.py read FILE [--summary]   print like LLVM's log_reader.py
@@ -31,40 +21,8 @@ import subprocess
 import sys
 import tempfile
 
-_FORMATS = {
-    "float": "f", "double": "d", "int8_t": "b", "uint8_t": "B", "int16_t": "h",
-    "uint16_t": "H", "int32_t": "i", "uint32_t": "I", "int64_t": "q", "uint64_t": "Q",
-}
-
-
-class TraceFormatError(Exception):
-    """The stream stops making sense at byte `offset`."""
-
-    def __init__(self, offset, message):
-        super().__init__(f"offset {offset}: {message}")
-        self.offset = offset
-
-
-class Spec:
-    def __init__(self, obj, where):
-        try:
-            self.name = obj["name"]
-            self.type = obj["type"]
-            self.shape = [int(d) for d in obj["shape"]]
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{where}: bad tensor spec {obj!r}") from e
-        if self.type not in _FORMATS:
-            raise ValueError(f"{where}: unknown element type {self.type!r}")
-        self.count = 1
-        for d in self.shape:
-            if d < 0:
-                raise ValueError(f"{where}: negative dimension in {obj!r}")
-            self.count *= d
-        self.format = "<" + _FORMATS[self.type] * self.count
-        self.size = struct.calcsize(self.format)
-
-    def decode(self, data):
-        return list(struct.unpack(self.format, data))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from mlgo_env.trace_log import TraceError, read_header, read_records  # noqa: E402
 
 
 class Record:
@@ -83,83 +41,30 @@ class Reader:
 
     def __init__(self, data):
         self.data = data
-        self.pos = 0
         self.header = None
-        self.features = []
-        self.score = None
         self.records = []
         self.contexts = []  # names in order of first appearance
 
-    def _line(self, what):
-        end = self.data.find(b"\n", self.pos)
-        if end < 0:
-            raise TraceFormatError(self.pos, f"stream ends inside {what}: no newline")
-        start, self.pos = self.pos, end + 1
-        try:
-            return start, json.loads(self.data[start:end])
-        except ValueError as e:
-            raise TraceFormatError(start, f"{what} is not valid JSON: {e}") from None
-
-    def _bytes(self, size, start, what):
-        if self.pos + size + 1 > len(self.data):
-            raise TraceFormatError(start, f"stream ends inside {what}: expected {size} bytes "
-                                   f"and a newline, have {len(self.data) - self.pos}")
-        chunk = self.data[self.pos:self.pos + size]
-        if self.data[self.pos + size:self.pos + size + 1] != b"\n":
-            raise TraceFormatError(self.pos + size, f"{what}: expected a newline after "
-                                   f"{size} bytes of tensor data")
-        self.pos += size + 1
-        return chunk
-
     def read(self):
-        if not self.data:
-            raise TraceFormatError(0, "empty stream: expected a header line")
-        start, header = self._line("the header")
-        try:
-            self.features = [Spec(s, f"feature {i}") for i, s in enumerate(header["features"])]
-            self.score = Spec(header["score"], "score") if "score" in header else None
-        except (KeyError, TypeError, ValueError) as e:
-            raise TraceFormatError(start, f"bad header: {e}") from None
-        self.header = header
-        context, next_ids, last = None, {}, None
-        while self.pos < len(self.data):
-            start, event = self._line("a record")
-            if not isinstance(event, dict) or len(event) != 1:
-                raise TraceFormatError(start, f"unknown record {event!r}")
-            if "context" in event:
-                context = event["context"]
-                if context not in next_ids:
-                    next_ids[context] = 0
-                    self.contexts.append(context)
-                last = None
-            elif "observation" in event:
-                if context is None:
-                    raise TraceFormatError(start, "observation before any context")
-                n = event["observation"]
-                if n != next_ids[context]:
-                    raise TraceFormatError(start, f"observation {n} in context {context!r}, "
-                                           f"expected {next_ids[context]}")
-                next_ids[context] += 1
-                values = []
-                size = sum(s.size for s in self.features)
-                blob = self._bytes(size, start, f"observation {n}")
-                offset = 0
-                for s in self.features:
-                    values.append((s.name, s.decode(blob[offset:offset + s.size])))
-                    offset += s.size
-                last = Record(context, n, values)
-                self.records.append(last)
-            elif "outcome" in event:
-                if self.score is None:
-                    raise TraceFormatError(start, "outcome in a log without 'score'")
-                n = event["outcome"]
-                if last is None or last.outcome is not None or last.observation != n:
-                    raise TraceFormatError(start, f"outcome {n} does not follow observation {n}")
-                last.outcome = self.score.decode(self._bytes(self.score.size, start,
-                                                             f"outcome {n}"))
-            else:
-                raise TraceFormatError(start, f"unknown record {event!r}")
+        self.header = read_header(self.data)
+        values = lambda spec, at: spec.decode(self.data, at).reshape(-1).tolist()  # noqa: E731
+        for r in read_records(self.data, self.header):
+            if r.kind == "context" and r.context not in self.contexts:
+                self.contexts.append(r.context)
+            elif r.kind == "observation":
+                features, at = [], r.body
+                for spec in self.header.features:
+                    features.append((spec.name, values(spec, at)))
+                    at += spec.size
+                self.records.append(Record(r.context, r.id, features))
+            elif r.kind == "outcome":
+                self.records[-1].outcome = values(self.header.score, r.body)
         return self
+
+
+def _offset(error):
+    """The byte offset a TraceError names."""
+    return int(str(error).split("offset ", 1)[1].split(":", 1)[0])
 
 
 def _print_text(reader, out):
@@ -172,7 +77,7 @@ def _print_text(reader, out):
         for name, values in r.features:
             out.write(f"{name}: {','.join(str(v) for v in values)}\n")
         if r.outcome is not None:
-            out.write(f"{reader.score.name}: {','.join(str(v) for v in r.outcome)}\n")
+            out.write(f"{reader.header.score.name}: {','.join(str(v) for v in r.outcome)}\n")
 
 
 def _summary(reader):
@@ -181,8 +86,8 @@ def _summary(reader):
         if r.outcome is not None:
             rewards[r.context] = r.outcome[0]
     return {
-        "problem": reader.header.get("problem", ""),
-        "policy": reader.header.get("policy", ""),
+        "problem": reader.header.json.get("problem", ""),
+        "policy": reader.header.json.get("policy", ""),
         "contexts": len(reader.contexts),
         "observations": len(reader.records),
         "outcomes": sum(r.outcome is not None for r in reader.records),
@@ -196,7 +101,7 @@ def cmd_read(args):
     error = None
     try:
         reader.read()
-    except TraceFormatError as e:
+    except TraceError as e:
         error = e
     if args.summary:
         if reader.header is not None:
@@ -239,7 +144,7 @@ def _cut_point(data):
 def _check_trace(exe, path):
     data = open(path, "rb").read()
     reader = Reader(data).read()
-    _check(reader.score is not None and reader.score.name == "reward",
+    _check(reader.header.score is not None and reader.header.score.name == "reward",
            f"{path}: no float 'reward' score in the header")
     _check(reader.records, f"{path}: no observations")
     # Outcome records: one per observation, 0 until the last of a context.
@@ -251,7 +156,7 @@ def _check_trace(exe, path):
             _check(r.outcome == [0.0], f"{path}: non-zero outcome before the end of "
                    f"{r.context}")
     # The action is the last feature, named in the header.
-    _check(reader.features[-1].name == reader.header["action"],
+    _check(reader.header.features[-1].name == reader.header.json["action"],
            f"{path}: last feature is not the action")
     # Same values as mlgo-env's own reader.
     exported = json.loads(subprocess.run([exe, "replay", path, "--format=json"], check=True,
@@ -274,8 +179,8 @@ def _check_trace(exe, path):
     try:
         partial.read()
         raise AssertionError(f"{path}: truncated copy read without error")
-    except TraceFormatError as e:
-        _check(e.offset <= cut, f"{path}: error offset {e.offset} past the cut {cut}")
+    except TraceError as e:
+        _check(_offset(e) <= cut, f"{path}: error offset {_offset(e)} past the cut {cut}")
     _check(len(partial.records) == len(reader.records) - 1,
            f"{path}: {len(partial.records)} records before the cut, expected "
            f"{len(reader.records) - 1}")
