@@ -24,11 +24,8 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-# Element types in LLVM's order, with their little-endian numpy dtypes.
-_DTYPES = {
-    "float": "<f4", "double": "<f8", "int8_t": "i1", "uint8_t": "u1", "int16_t": "<i2",
-    "uint16_t": "<u2", "int32_t": "<i4", "uint32_t": "<u4", "int64_t": "<i8", "uint64_t": "<u8",
-}
+from .spaces import NUMPY_DTYPES
+
 _MAX_RECORD_BYTES = 1 << 30  # the C++ reader's limit on an observation or a score
 
 
@@ -45,7 +42,7 @@ class Spec:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(_DTYPES[self.type])
+        return np.dtype(NUMPY_DTYPES[self.type])
 
     @property
     def size(self) -> int:
@@ -96,9 +93,9 @@ def _spec(value: Any, where: str) -> Spec:
     kind = value.get("type")
     if not isinstance(kind, str):
         raise ValueError(f"{where} '{name}': missing string field 'type'")
-    if kind not in _DTYPES:
+    if kind not in NUMPY_DTYPES:
         raise ValueError(f"{where} '{name}': unknown element type '{kind}' "
-                         f"(expected one of {', '.join(_DTYPES)})")
+                         f"(expected one of {', '.join(NUMPY_DTYPES)})")
     port = _integer(value.get("port", 0))
     if port is None or not 0 <= port <= 2**31 - 1:
         raise ValueError(f"{where} '{name}': 'port' must be a small non-negative integer")
