@@ -20,7 +20,8 @@ The third writes DIR/inline-replay.txt from an inlining table: the tuned decisio
 clang-22's own replay advisor reads (`-mllvm -cgscc-inline-replay=`), so a build can apply
 them without the launcher; DIR/inline-replay.flags holds the flags, DIR/inline-replay.json
 says which modules the file reproduces exactly (mlgo_env.tuning.inline_replay). tune runs it
-after an inlining search when the corpus has the build's compile_commands.json.
+after an inlining search when the corpus has the build's compile_commands.json, or is a
+ThinLTO corpus (then lld's backends apply it: DIR/inline-replay.ldflags, the link's flags).
 
 Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupted.
 """
@@ -82,14 +83,24 @@ def _tune(argv: list[str]) -> int:
         return 1
     if summary.interrupted:
         return 130
-    if a.problem == "inlining" and not a.no_replay_file and \
-            os.path.isfile(os.path.join(a.corpus, "compile_commands.json")):
+    if a.problem == "inlining" and not a.no_replay_file and (
+            os.path.isfile(os.path.join(a.corpus, "compile_commands.json"))
+            or _is_thinlto(a.corpus)):
         # The table is written: a replay file that cannot be made is a warning, not a failure.
         if _replay_file([f"--tuning={a.output}", f"--corpus={a.corpus}",
                          f"--workers={a.workers}"] +
                         ([f"--launcher={a.launcher}"] if a.launcher else [])) == 130:
             return 130
     return 0
+
+
+def _is_thinlto(corpus: str) -> bool:
+    """A ThinLTO corpus (its replay file is applied at the link: tuning/thinlto_replay.py)."""
+    from ..tuning.thinlto_replay import is_thinlto
+    try:
+        return is_thinlto(corpus)
+    except (OSError, ValueError):
+        return False
 
 
 def _status(argv: list[str]) -> int:

@@ -5,7 +5,8 @@ advisor reads, so a build applies them with stock clang and no launcher.
 
 writes DIR/inline-replay.txt, DIR/inline-replay.flags (the flags to add to the build's
 CFLAGS/CXXFLAGS) and DIR/inline-replay.json (per module: lines, exact or why not; the
-file's SHA-256). Each tuned module's lines come from replay_lines.derive; then all go in
+file's SHA-256). A ThinLTO corpus's modules are its backends' (thinlto_replay.py): the
+file is applied at the link, DIR/inline-replay.ldflags. Each tuned module's lines come from replay_lines.derive; then all go in
 one file (a key two modules answer differently keeps the answer of the module that saves
 more), and every module of the build is compiled with the whole file and compared again:
 the report's `exact` is that last check.
@@ -26,7 +27,7 @@ import tempfile
 from typing import Any, Callable
 
 from ..elf import executable_bytes
-from . import ir_sites
+from . import ir_sites, thinlto_replay
 from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
                            replay_flags, replay_options, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
@@ -113,33 +114,39 @@ def _reference(m: str, cmd: Command, scratch: str) -> ModuleLines:
     """A module the table has no entry for: clang's own object is what the file must keep."""
     r = ModuleLines(m, 0.0)
     c = Compiler(cmd, "", "", scratch)
-    r.callers = {n for sp in ir_sites.subprograms(
-        c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
-        for n in (sp["name"], sp["linkage"], sp["function"]) if n}
+    r.callers = {n for sp in ir_sites.subprograms(c.front_ir())
+                 for n in (sp["name"], sp["linkage"], sp["function"]) if n}
     r.tuned = executable_bytes(c.run([], "plain.o", False))
     r.exact_alone = True
     return r
 
 
 def _build_modules(tuning: str, corpus: str
-                   ) -> tuple[dict[str, Command], dict[str, float], list[str]]:
-    """The build's compiles, each tuned module's saving, and every module to check: the
-    tuned ones (largest saving first), then the build's others."""
-    if read_manifest(tuning).get("problem") != "inlining":
+                   ) -> tuple[dict[str, Command], dict[str, float], list[str], list[str] | None]:
+    """The build's compiles (a ThinLTO corpus: its backends'), each tuned module's saving,
+    every module to check (the tuned ones, largest saving first, then the others), and for
+    a ThinLTO corpus the tuned modules compiled in an absolute directory (else None)."""
+    manifest = read_manifest(tuning)
+    if manifest.get("problem") != "inlining":
         raise ValueError(f"{tuning}: replay files are made for inlining tables only")
-    db = os.path.join(corpus, "compile_commands.json")
-    if not os.path.isfile(db):
-        raise ValueError(f"{db} does not exist: the replay file is made from the build's own "
-                         "compiles (a corpus of `mlgo-env corpus build`)")
     for tool in ("llvm-dis-22",):
         if shutil.which(tool) is None:
             raise ValueError(f"{tool} is not on PATH (Debian's llvm-22 package has it)")
-    cmds = compile_commands(corpus)
     savings: dict[str, float] = {}
     for e in read_entries(tuning):
         savings[e.module] = max(savings.get(e.module, 0.0), e.default_score - e.tuned_score)
+    db, absolute = os.path.join(corpus, "compile_commands.json"), None
+    if thinlto_replay.is_thinlto(corpus):
+        cmds = thinlto_replay.backend_commands(corpus, manifest["clang"]["path"])
+        absolute = thinlto_replay.check_modules(cmds, savings)
+    elif not os.path.isfile(db):
+        raise ValueError(f"{db} does not exist: the replay file is made from the build's own "
+                         "compiles (a corpus of `mlgo-env corpus build`) or a ThinLTO "
+                         "corpus's backends")
+    else:
+        cmds = compile_commands(corpus)
     others = sorted((m for m in cmds if m not in savings), key=lambda m: (os.path.isabs(m), m))
-    return cmds, savings, sorted(savings, key=lambda m: -savings[m]) + others
+    return cmds, savings, sorted(savings, key=lambda m: -savings[m]) + others, absolute
 
 
 def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
@@ -150,14 +157,15 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
     reaches every module that includes it."""
     if not (os.path.isfile(launcher) and os.access(launcher, os.X_OK)):
         raise ValueError(f"the launcher '{launcher}' is not an executable file")
-    cmds, savings, modules = _build_modules(tuning, corpus)
+    tuning = os.path.abspath(tuning)  # the compiles run in their own directories
+    cmds, savings, modules, thinlto = _build_modules(tuning, corpus)
     with tempfile.TemporaryDirectory(prefix="mlgo-replay-") as tmp:
         def one(i_m: tuple[int, str]) -> ModuleLines:
             i, m = i_m
             scratch = os.path.join(tmp, str(i))
             os.makedirs(scratch)
             if m not in cmds:
-                return ModuleLines(m, savings[m], why="not in the corpus's compile_commands.json")
+                return ModuleLines(m, savings[m], why="not a module of the corpus's build")
             try:
                 if m not in savings:
                     return _reference(m, cmds[m], scratch)
@@ -184,11 +192,12 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
         dropped = _drop_spoilers(merged, [r for _, r in checkable], verify_all)
         path = os.path.join(tuning, "inline-replay.txt")
         write_lines(path, merged.lines)
-    return _report(tuning, path, results, merged, dropped, say)
+    return _report(tuning, path, results, merged, dropped, say, thinlto)
 
 
 def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, dropped: int,
-            say: Callable[[str], None]) -> dict[str, Any]:
+            say: Callable[[str], None], thinlto: list[str] | None = None) -> dict[str, Any]:
+    """Writes the report and the flags files; `thinlto`: check_modules' answer, or None."""
     with_lines = [r for r in results if r.lines]
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
@@ -201,7 +210,11 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
         "failed": sum(r.tuned is None for r in results),
         "tuned_bytes": sum(len(r.tuned) for r in results if r.replayed is not None and r.tuned),
         "replayed_bytes": sum(r.replayed for r in results if r.replayed is not None),
-        "flags": replay_flags(path)}
+        "flags": replay_flags(path), "thinlto": thinlto is not None}
+    if thinlto is not None:  # the compiles need the locations; lld's backends read the file
+        summary["flags"] = thinlto_replay.COMPILE_FLAGS
+        summary["ldflags"] = thinlto_replay.link_flags(path)
+        summary["promoted_lines"] = thinlto_replay.promoted(merged.lines)
     report = {"summary": summary, "modules": [
         {"module": r.module, "departures": r.departures, "lines": len(r.lines),
          "exact_alone": r.exact_alone, "exact": r.exact, "why": r.why,
@@ -209,6 +222,11 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
          "replayed_bytes": r.replayed} for r in results]}
     write_atomic(os.path.join(tuning, "inline-replay.json"), json.dumps(report, indent=1) + "\n")
     write_atomic(os.path.join(tuning, "inline-replay.flags"), " ".join(summary["flags"]) + "\n")
+    ldflags = os.path.join(tuning, "inline-replay.ldflags")
+    if thinlto is not None:
+        write_atomic(ldflags, " ".join(summary["ldflags"]) + "\n")
+    elif os.path.exists(ldflags):  # a ThinLTO file written here before
+        os.unlink(ldflags)
     say(f"inline-replay file {path}: {summary['lines']} lines from {len(with_lines)} modules; "
         f"exact (tuned executable bytes) {summary['exact']} of {len(results)} modules, "
         f"{summary['exact_with_lines']} of {len(with_lines)} with lines; "
@@ -220,7 +238,15 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
             size = "" if r.replayed is None or r.tuned is None else \
                 f" ({r.replayed - len(r.tuned):+d} bytes)"
             say(f"  not exact: {r.module}{size}: {r.why or 'the replayed object differs'}")
-    say(f"build with: CFLAGS+=' {' '.join(summary['flags'])}' (also CXXFLAGS)")
+    say(f"build with: CFLAGS+=' {' '.join(summary['flags'])}' (also CXXFLAGS)" +
+        (f", LDFLAGS+=' {' '.join(summary['ldflags'])}' (lld's ThinLTO backends read it)"
+         if thinlto is not None else ""))
+    if thinlto and summary["promoted_lines"]:
+        say(f"warning: {summary['promoted_lines']} lines name a static function another module "
+            f"imports (NAME.llvm.N, N a hash of its module's bitcode), and {len(thinlto)} tuned "
+            f"modules were compiled with an absolute debug directory ({thinlto[0]}, ...): "
+            "those lines apply only to a build made in the capture's directories; capture "
+            f"with {' '.join(thinlto_replay.COMPILE_FLAGS)} to apply them anywhere")
     return summary
 
 

@@ -2,7 +2,8 @@
 clang-22's replay advisor looks call sites up, and checked against the tuned object.
 
 How a module's lines are found (the compile is the corpus's own command, from its
-compile_commands.json, run in its directory with its outputs sent to a scratch dir):
+compile_commands.json, run in its directory with its outputs sent to a scratch dir; for a
+ThinLTO corpus, its backend's command on its post-import module: thinlto_replay.py):
 1. the launcher replays the table's decisions in a compile that also writes the final IR
    and the optimisation record (`-gline-tables-only`: locations; the stream is the same);
    the record's decisions that depart from clang's default are the lines to write;
@@ -52,6 +53,10 @@ def replay_flags(path: str) -> list[str]:
 class Command:
     arguments: list[str]   # compiles the module's source alone: no -o, no dependency files
     directory: str
+    #: the module's IR when the compile's input is that IR (a ThinLTO backend's post-import
+    #: module): its front IR is this file's text (clang's ThinLTO backend runs its passes
+    #: even with -disable-llvm-passes)
+    bitcode: str = ""
 
 
 def compile_commands(corpus: str) -> dict[str, Command]:
@@ -127,11 +132,22 @@ class Compiler:
         return out
 
     def ir(self, extra: list[str], name: str, tuned: bool) -> str:
-        bc = self.run(["-emit-llvm"] + extra, name + ".bc", tuned)
-        r = subprocess.run(["llvm-dis-22", bc, "-o", "-"], capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"llvm-dis-22 failed: {r.stderr.strip()[-400:]}")
-        return r.stdout
+        return disassemble(self.run(["-emit-llvm"] + extra, name + ".bc", tuned))
+
+    def front_ir(self) -> str:
+        """The module's IR before clang's passes (its subprograms: the callers' names and
+        first lines)."""
+        if self.cmd.bitcode:
+            return disassemble(self.cmd.bitcode)
+        return self.ir(["-Xclang", "-disable-llvm-passes"], "front", False)
+
+
+def disassemble(bitcode: str) -> str:
+    """The text of a bitcode file (llvm-dis-22). RuntimeError when it fails."""
+    r = subprocess.run(["llvm-dis-22", bitcode, "-o", "-"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"llvm-dis-22 failed: {r.stderr.strip()[-400:]}")
+    return r.stdout
 
 
 def write_lines(path: str, lines: dict[tuple[str, str, str], bool]) -> None:
@@ -195,7 +211,7 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     result = ModuleLines(module, saving)
     c = Compiler(cmd, launcher, tuning, scratch, module)
     decisions, tuned_ir = _tuned_decisions(c, result)
-    subs = ir_sites.subprograms(c.ir(["-Xclang", "-disable-llvm-passes"], "front", False))
+    subs = ir_sites.subprograms(c.front_ir())
     frame_of = {sp["function"]: (sp["linkage"] or sp["name"], sp["line"], sp["file"])
                 for sp in subs if sp["function"]}
     result.callers = {d.caller for d in decisions} | {

@@ -63,9 +63,11 @@ def replay_file_lines(tuning: str) -> Iterator[str]:
     if not os.path.exists(report):
         return
     summary = check_replay_file(tuning)  # TableError (a ValueError) if it differs
+    link = f", link flags: {os.path.join(tuning, 'inline-replay.ldflags')}" \
+        if summary.get("thinlto") else ""
     yield (f"inline-replay file: {summary['lines']} lines, as written; exact for "
            f"{summary['exact']} of {summary['modules']} modules when written "
-           f"(flags: {os.path.join(tuning, 'inline-replay.flags')})")
+           f"(flags: {os.path.join(tuning, 'inline-replay.flags')}{link})")
 
 
 def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
