@@ -10,9 +10,13 @@ its modules with `mlgo-env corpus build` around the package's own configure and 
 them; build it plainly and with `mlgo-env-launch --tuning=DIR` (configured alike, the
 launcher given as make's CC), and for inlining a third time with stock clang-22 and the
 table's inline-replay file (DIR/inline-replay.flags added to CFLAGS), each with its own
-build system; run the package's own tests on each. C++ packages with the `cmake-thinlto` recipe are shared libraries built with
--flto=thin and lld: captured with `--save-temps=import`, linked plainly and with Distributed
-ThinLTO running the backends through the launcher (docs/tuning.md). Then side by side: the per-module sums tune reported (and the mean per-module
+build system; run the package's own tests on each. ThinLTO recipes (`cmake-thinlto`: C++
+shared libraries by CMake; `make-thinlto`: a C package's own configure and make, work
+directory `<name>-thinlto-<problem>`) compile with -flto=thin -gline-tables-only
+-fdebug-compilation-dir=. and link with lld: captured with `--save-temps=import`, linked plainly, with Distributed ThinLTO
+running the backends through the launcher, and with lld's own in-process backends given the
+replay file (DIR/inline-replay.ldflags; docs/tuning.md); `make-thinlto` also builds plainly
+without LTO (`nolto`), to say what ThinLTO itself costs or saves. Then side by side: the per-module sums tune reported (and the mean per-module
 reward), each linked executable's and shared library's executable bytes (SHF_EXECINSTR
 sections), the tests' exit codes, and what the launcher's log says. For --problem=regalloc,
 also the package's workload (--rounds runs each way, alternating, median wall) and its
@@ -63,6 +67,14 @@ RECIPES = {
     # C++ shared libraries with ThinLTO (CMake; lld's backends through the launcher with
     # Distributed ThinLTO, docs/tuning.md)
     "double-conversion": {"kind": "cmake-thinlto", "check": ["ctest", "-j2"], "workload": []},
+    # C with ThinLTO by its own configure and make (lld as the linker)
+    "xz-utils-thinlto": {"kind": "make-thinlto", "source": "xz-utils",
+                         "configure": ["./configure", "--disable-doc", "--disable-nls",
+                                       "--disable-static"],
+                         "check": ["make", "check"], "workload": []},
+    "pcre2-thinlto": {"kind": "make-thinlto", "source": "pcre2",
+                      "configure": ["./configure", "--disable-jit", "--disable-static"],
+                      "check": ["make", "check"], "workload": []},
     "lz4": {"configure": None, "check": ["make", "-C", "tests", "test-lz4-basic"],
             "workload": [("compress", ["{build}/programs/lz4", "-9", "-c", "{data}"]),
                          ("decompress", ["{build}/programs/lz4", "-d", "-c", "{data}.lz4"])]},
@@ -115,17 +127,42 @@ THINLTO_BACKEND = ("-c --target=x86_64-pc-linux-gnu -O2 -faddrsig -ffunction-sec
                    "-fdata-sections -fpic -Wno-unused-command-line-argument")
 
 
+#: ThinLTO builds' compile flags after the opt level: line locations in the bitcode, which
+#: the replay file's keys are, and the same bitcode in every build directory (a promoted
+#: local function's name holds its module's hash); the capture and every build alike, no
+#: code changes with them
+THINLTO_COMPILE = "-flto=thin -gline-tables-only -fdebug-compilation-dir=."
+THINLTO_KINDS = ("cmake-thinlto", "make-thinlto")
+
+
 def cmake_thinlto(tree: str, where: str, opt: str, link: str, log: str) -> None:
-    """Configures (shared libraries, tests on, `opt -flto=thin`) and builds with ninja,
-    `link` as the linker flags."""
+    """Configures (shared libraries, tests on, `opt THINLTO_COMPILE`) and builds with
+    ninja, `link` as the linker flags."""
     shutil.rmtree(where, ignore_errors=True)
-    flags = f"{opt} -flto=thin"
+    flags = f"{opt} {THINLTO_COMPILE}"
     run(["cmake", "-S", tree, "-B", where, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=None",
          "-DCMAKE_C_COMPILER=clang-22", "-DCMAKE_CXX_COMPILER=clang++-22",
          "-DBUILD_SHARED_LIBS=ON", "-DBUILD_TESTING=ON", f"-DCMAKE_C_FLAGS={flags}",
          f"-DCMAKE_CXX_FLAGS={flags}", f"-DCMAKE_SHARED_LINKER_FLAGS={link}",
          f"-DCMAKE_EXE_LINKER_FLAGS={link}"], tree, log=log)
     run(["ninja", "-C", where, f"-j{os.cpu_count() or 2}"], where, log=log)
+
+
+def make_thinlto(recipe: dict, tree: str, where: str, opt: str, link: str | None, log: str,
+                 wrap: list[str] | None = None, check: bool = True) -> int:
+    """The package's own configure and make with `opt THINLTO_COMPILE` and lld, `link` the
+    link's flags (None: a plain build without LTO). The link flags go into
+    CC (libtool drops driver flags it does not know from LDFLAGS when it links a shared
+    library), given to configure as `clang-22 -fuse-ld=lld` and to make with `link`."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(tree, where, symlinks=True)
+    flags = opt if link is None else f"{opt} {THINLTO_COMPILE}"
+    cc = "clang-22" if link is None else "clang-22 -fuse-ld=lld"
+    env = dict(os.environ, CFLAGS=flags, CXXFLAGS=flags, CC=cc)
+    make = ["make", f"-j{os.cpu_count() or 2}", shlex.quote(
+        f"CC={cc} -Wno-unused-command-line-argument {link or ''}".strip())]
+    steps = " && ".join([" ".join(recipe["configure"]), " ".join(make)])
+    return run((wrap or []) + ["sh", "-c", steps], where, env, log, check)
 
 
 def thinlto_link(tuning: str) -> str:
@@ -141,10 +178,13 @@ def thinlto_link(tuning: str) -> str:
 def capture(recipe: dict, tree: str, work: str, opt: str, corpus: str, logs: str) -> None:
     """The package's modules into `corpus`: embedded bitcode through `corpus build`, or for
     ThinLTO the modules lld's backends compile (`--save-temps=import`)."""
-    if recipe.get("kind") == "cmake-thinlto":
+    if recipe.get("kind") in THINLTO_KINDS:
         where = os.path.join(work, "capture")
-        cmake_thinlto(tree, where, opt, "-fuse-ld=lld -Wl,--save-temps=import "
-                      "-Wl,--thinlto-emit-index-files", os.path.join(logs, "capture"))
+        link = "-fuse-ld=lld -Wl,--save-temps=import -Wl,--thinlto-emit-index-files"
+        if recipe["kind"] == "cmake-thinlto":
+            cmake_thinlto(tree, where, opt, link, os.path.join(logs, "capture"))
+        else:
+            make_thinlto(recipe, tree, where, opt, link, os.path.join(logs, "capture"))
         run([MLGO_ENV, "corpus", "extract", "--input_type=directory", f"--input={where}",
              "--thinlto_build=local", f"--cmd_override={THINLTO_BACKEND}",
              f"--output_dir={corpus}"], work, log=os.path.join(logs, "capture"))
@@ -163,11 +203,21 @@ def capture(recipe: dict, tree: str, work: str, opt: str, corpus: str, logs: str
 
 def build_both(recipe: dict, tree: str, builds: dict[str, str], opt: str, tuning: str,
                logs: str) -> None:
-    """The plain build and the build with the table, by the package's own build system."""
-    if recipe.get("kind") == "cmake-thinlto":
-        cmake_thinlto(tree, builds["plain"], opt, "-fuse-ld=lld", os.path.join(logs, "plain"))
-        cmake_thinlto(tree, builds["tuned"], opt, thinlto_link(tuning),
-                      os.path.join(logs, "tuned"))
+    """The plain build and the build with the table, by the package's own build system
+    (ThinLTO: also lld's own backends with the replay file, and `nolto` if asked)."""
+    if recipe.get("kind") in THINLTO_KINDS:
+        ldflags = os.path.join(tuning, "inline-replay.ldflags")
+        links = {"plain": "-fuse-ld=lld", "tuned": thinlto_link(tuning), "nolto": None}
+        if "replay" in builds and os.path.exists(ldflags):
+            with open(ldflags) as f:
+                links["replay"] = f"-fuse-ld=lld {f.read().strip()}"
+        for side, link in links.items():
+            if side not in builds:
+                continue
+            if recipe["kind"] == "cmake-thinlto":
+                cmake_thinlto(tree, builds[side], opt, link or "", os.path.join(logs, side))
+            else:
+                make_thinlto(recipe, tree, builds[side], opt, link, os.path.join(logs, side))
         return
     build(recipe, tree, builds["plain"], opt, "clang-22", os.path.join(logs, "plain"))
     build(recipe, tree, builds["tuned"], opt, f"{LAUNCH} --tuning={tuning} -- clang-22",
@@ -235,6 +285,7 @@ def workload(recipe: dict, builds: dict[str, str], data: str, rounds: int) -> No
 def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None:
     """Linked sizes side by side, the package's tests on both builds, the launcher's log."""
     sizes = {side: linked(root) for side, root in builds.items() if os.path.isdir(root)}
+    changes: dict[str, float] = {}
     for other in [s for s in sizes if s != "plain"]:
         total = [0, 0]
         for rel in sorted(set(sizes["plain"]) & set(sizes[other])):
@@ -244,6 +295,12 @@ def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None
             say(f"linked {rel}: {a_} -> {b_} ({b_ / a_ - 1 if a_ else 0:+.2%}) [{other}]")
         say(f"linked total [{other}]: {total[0]} -> {total[1]} "
             f"({total[1] / total[0] - 1:+.2%})")
+        changes[other] = total[1] / total[0] - 1
+    if "tuned" in changes and "replay" in changes:
+        say(f"replay against the launcher: {changes['replay']:+.2%} vs {changes['tuned']:+.2%} "
+            f"({100 * (changes['replay'] - changes['tuned']):+.3f} percentage points)")
+    if "nolto" in changes:  # the plain ThinLTO build against the plain build without LTO
+        say(f"plain ThinLTO against plain without LTO: {-changes['nolto'] / (1 + changes['nolto']):+.2%}")
     for side, root in builds.items():
         if not os.path.isdir(root):
             continue
@@ -283,6 +340,8 @@ def main() -> int:
     p.add_argument("--work", default="/tmp/mlgo-bench-tune")
     p.add_argument("--workload-only", action="store_true",
                    help="regalloc: only the workload, on the builds an earlier run left")
+    p.add_argument("--tune-only", action="store_true",
+                   help="stop after tune (a later run reuses the corpus and the table)")
     a = p.parse_args()
     if a.package in RESERVED:
         p.error(f"{a.package} is reserved for evaluation")
@@ -293,7 +352,7 @@ def main() -> int:
     os.makedirs(work, exist_ok=True)
     logs = os.path.join(work, "logs")
     os.makedirs(logs, exist_ok=True)
-    tree = fetch(a.package, a.work)
+    tree = fetch(recipe.get("source", a.package), a.work)
     if a.workload_only:
         builds = {"plain": os.path.join(work, "plain"), "tuned": os.path.join(work, "tuned")}
         workload(recipe, builds, workload_data(recipe, tree, work, builds), a.rounds)
@@ -313,10 +372,14 @@ def main() -> int:
     if tune.returncode != 0:
         raise SystemExit(f"bench/tune: tune failed: {tune.stderr[-2000:]}")
     say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+    if a.tune_only:
+        return 0
     builds = {"plain": os.path.join(work, "plain"), "tuned": os.path.join(work, "tuned")}
     shutil.rmtree(os.path.join(work, "replay"), ignore_errors=True)
-    if a.problem == "inlining" and recipe.get("kind") != "cmake-thinlto":
+    if a.problem == "inlining":
         builds["replay"] = os.path.join(work, "replay")
+    if recipe.get("kind") == "make-thinlto":
+        builds["nolto"] = os.path.join(work, "nolto")
     log = os.path.join(tuning, "launch.log")
     if os.path.exists(log):
         os.unlink(log)
