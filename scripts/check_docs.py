@@ -57,8 +57,7 @@ VERSIONS = {
         ("python/mlgo_env/policies/policy_runner.py",
          r'^EMULATION_FEATURE\s*=\s*"host-emulation-v(\d+)"')],
     "policy": [
-        ("include/mlgo/policy/policy_file.h", r"\bkNewestVersion\s*=\s*(\d+)"),
-        ("python/mlgo_env/policies/policy_file.py", r"^VERSION\s*=\s*(\d+)")],
+        ("include/mlgo/policy/policy_file.h", r"\bkNewestVersion\s*=\s*(\d+)")],
     "tuning": [
         ("launch/tuning_table.cc", r"\bkVersion\s*=\s*(\d+)"),
         ("python/mlgo_env/tuning/table.py", r"^VERSION\s*=\s*(\d+)")],
@@ -231,6 +230,8 @@ def check_relative(repo, doc, token):
     """None when the `../` path `token`, read from `doc`'s folder, exists in the
     repository, else the problem."""
     rel = os.path.normpath(os.path.join(os.path.dirname(doc), token))
+    if token.endswith(ARTIFACT_EXT) and not rel.startswith(".."):
+        return None  # a build's output in an example (`-o ../obj/x.o`), not a repository path
     if rel.startswith(".."):
         return f"a path outside the repository: {token}"
     if PLACEHOLDER.search(token) or repo.exists(rel):
