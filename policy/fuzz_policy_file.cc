@@ -1,10 +1,12 @@
 //===- policy/fuzz_policy_file.cc - libFuzzer target for the policy reader -===//
 ///
 /// The input is a policy file's text. The reader must never crash, hang or
-/// leak. A policy it accepts is bound to a stream that has every feature it
-/// names (inlining: int64 [1]; regalloc: the mask int64 [1,33], the rest
-/// float [1,33]) and answers an all-zero observation: the answer must be a
-/// decision its problem allows (inlining 0/1; regalloc 0..32).
+/// leak. A policy it accepts is written (Policy::text) and read back: the
+/// writer must not fail and the text must be a fixed point (what it writes
+/// reads back to the same text). It is bound to a stream that has every
+/// feature it names (inlining: int64 [1]; regalloc: the mask int64 [1,33],
+/// the rest float [1,33]) and answers an all-zero observation: the answer
+/// must be a decision its problem allows (inlining 0/1; regalloc 0..32).
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy_file.h"
@@ -21,6 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto policy = mlgo::policy::Policy::parse(text, "policy 'fuzz'");
   if (!policy.ok())
     return 0;
+  auto written = policy->text();
+  if (!written.ok())
+    std::abort();
+  auto again = mlgo::policy::Policy::parse(*written, "policy 'again'");
+  if (!again.ok())
+    std::abort();
+  auto rewritten = again->text();
+  if (!rewritten.ok() || *rewritten != *written)
+    std::abort();
   bool regalloc = policy->problem() == "regalloc";
   std::vector<TensorSpec> specs;
   for (const std::string& name : policy->features()) {

@@ -1,14 +1,13 @@
 //===- policy/policy_file.cc - reading and validating policy files ----------===//
 ///
-/// The checks and their messages follow python/mlgo_env/policies/policy_file.py's
-/// policy_from_json, in the same order, so both loaders refuse a file with
-/// the same first complaint (docs/policy-format.md lists them;
-/// tests/data/policies/ pins them for both).
+/// The checks run in the order docs/policy-format.md lists them, each
+/// refusal with its message there (tests/data/policies/ pins them). Writing
+/// is policy_writer.cc.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy_file.h"
 
-#include "python_repr.h"
+#include "mlgo/policy/json_text.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -31,6 +30,15 @@ std::string_view spelling(Decision decision) {
     return "argmax-masked";
   }
   return "?";
+}
+
+std::string_view spelling(Transform transform) {
+  return transform == Transform::kIdentity ? "identity" : "signed-log1p";
+}
+
+std::string_view spelling(Activation activation) {
+  constexpr std::string_view kNames[] = {"tanh", "relu", "linear"}; // Activation's order
+  return kNames[static_cast<size_t>(activation)];
 }
 
 namespace {
@@ -71,11 +79,11 @@ Status PolicyParser::header(const json::Object& obj) {
   const json::Value* format = obj.get("format");
   auto formatText = format != nullptr ? format->getAsString() : std::nullopt;
   if (!formatText || std::string_view(*formatText) != kFormat)
-    return fail("'format' is {}, expected '{}'", pythonRepr(format), kFormat);
+    return fail("'format' is {}, expected \"{}\"", shownValue(format), kFormat);
   const json::Value* version = obj.get("version");
   auto number = version != nullptr && isNumber(*version) ? version->getAsInteger() : std::nullopt;
   if (!number || *number < 1 || *number > kNewestVersion)
-    return fail("version {} is not supported (this reader knows 1, 2 and 3)", pythonRepr(version));
+    return fail("version {} is not supported (this reader knows 1, 2 and 3)", shownValue(version));
   data_.version = static_cast<int>(*number);
   auto problem = obj.getString("problem");
   if (!problem || problem->empty())
@@ -111,7 +119,7 @@ Status PolicyParser::transforms(const json::Object& obj) {
     const json::Value* one = obj.get("transform");
     auto text = one != nullptr ? one->getAsString() : std::nullopt;
     if (one != nullptr && (!text || *text != "signed-log1p"))
-      return fail("unknown transform {}", pythonRepr(one));
+      return fail("unknown transform {}", shownValue(one));
     data_.transforms.assign(n, Transform::kSignedLog1p);
     return Status::success();
   }
@@ -125,7 +133,7 @@ Status PolicyParser::transforms(const json::Object& obj) {
     else if (text && *text == "identity")
       data_.transforms.push_back(Transform::kIdentity);
     else
-      return fail("unknown transform {} (known: signed-log1p, identity)", pythonRepr(&t));
+      return fail("unknown transform {} (known: signed-log1p, identity)", shownValue(&t));
   }
   return Status::success();
 }
@@ -146,7 +154,7 @@ Status PolicyParser::margin(const json::Object& obj) {
     for (size_t i = 0; text && i < data_.features.size(); ++i)
       if (data_.features[i] == *text)
         return std::optional<size_t>(i);
-    return fail("'margin' {} {} is not one of the features", key, pythonRepr(name));
+    return fail("'margin' {} {} is not one of the features", key, shownValue(name));
   };
   auto plus = feature("plus", false);
   if (!plus.ok())
@@ -232,7 +240,7 @@ Result<Layer> PolicyParser::layer(const json::Value& raw, size_t index, size_t i
   else if (name && *name == "linear")
     layer.activation = Activation::kLinear;
   else
-    return fail("{}: activation {} is not one of tanh, relu, linear", lw, pythonRepr(act));
+    return fail("{}: activation {} is not one of tanh, relu, linear", lw, shownValue(act));
   return layer;
 }
 
@@ -271,7 +279,7 @@ Status PolicyParser::decision(const json::Object& obj) {
     }
   }
   if (!found)
-    return fail("decision {} is not one of {}", pythonRepr(raw), list);
+    return fail("decision {} is not one of {}", shownValue(raw), list);
   bool hasDefault = false;
   for (const std::string& f : data_.features)
     hasDefault = hasDefault || f == kInliningDefaultFeature;
@@ -317,9 +325,11 @@ Result<Policy> PolicyParser::parse(const json::Value& root) {
   data_.mean = std::move(*mean);
   data_.std = std::move(*deviation);
   MLGO_TRY(layers(*obj));
-  if (const json::Value* metadata = obj->get("metadata");
-      metadata != nullptr && metadata->getAsObject() == nullptr)
-    return fail("'metadata' must be an object");
+  if (const json::Value* metadata = obj->get("metadata")) {
+    if (metadata->getAsObject() == nullptr)
+      return fail("'metadata' must be an object");
+    data_.metadata = *metadata->getAsObject();
+  }
   MLGO_TRY(decision(*obj));
   return Policy(std::make_shared<const Policy::Data>(std::move(data_)));
 }
@@ -330,7 +340,11 @@ Result<Policy> Policy::parse(std::string_view text, std::string_view where) {
     std::string message = llvm::toString(root.takeError());
     return makeError(ErrorCode::kParse, "{} is not valid JSON: {}", where, message);
   }
-  return PolicyParser(std::string(where)).parse(*root);
+  return fromJson(*root, where);
+}
+
+Result<Policy> Policy::fromJson(const json::Value& root, std::string_view where) {
+  return PolicyParser(std::string(where)).parse(root);
 }
 
 Result<Policy> Policy::load(const std::filesystem::path& path) {

@@ -37,10 +37,10 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
     return *(*o.getArray("layers"))[0].getAsObject();
   };
   std::vector<Corruption> cases = {
-      {[](auto& o) { o["format"] = "other"; }, "'format' is 'other', expected 'mlgo-env-policy'"},
-      {[](auto& o) { o.erase("format"); }, "'format' is None"},
+      {[](auto& o) { o["format"] = "other"; }, R"('format' is "other", expected "mlgo-env-policy")"},
+      {[](auto& o) { o.erase("format"); }, "'format' is null"},
       {[](auto& o) { o["version"] = 7; }, "version 7 is not supported"},
-      {[](auto& o) { o["version"] = true; }, "version True is not supported"},
+      {[](auto& o) { o["version"] = true; }, "version true is not supported"},
       {[](auto& o) { o["problem"] = ""; }, "'problem' must name the problem"},
       {[](auto& o) { o["problem"] = "regalloc-priority"; },
        "problem 'regalloc-priority' has no policy form"},
@@ -54,9 +54,9 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
       {[](auto& o) {
          o["transforms"] = Array{"identity", "identity", "identity", "log"};
        },
-       "unknown transform 'log' (known: signed-log1p, identity)"},
+       R"(unknown transform "log" (known: signed-log1p, identity))"},
       {[](auto& o) { (*o.getObject("margin"))["plus"] = "nope"; },
-       "'margin' plus 'nope' is not one of the features"},
+       R"('margin' plus "nope" is not one of the features)"},
       {[](auto& o) { (*o.getObject("margin"))["floor"] = "1"; },
        "'margin' floor must be a finite number"},
       {[](auto& o) {
@@ -72,7 +72,7 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
        },
        "'std' must be a list of numbers"},
       {[&](auto& o) { layer0(o)["activation"] = "sigmoid"; },
-       "layer 0: activation 'sigmoid' is not one of tanh, relu, linear"},
+       R"(layer 0: activation "sigmoid" is not one of tanh, relu, linear)"},
       {[&](auto& o) { layer0(o).getArray("weights")->pop_back(); },
        "layer 0: 'weights' must have 5 rows (one per input, the margin first)"},
       {[&](auto& o) {
@@ -86,7 +86,7 @@ TEST(PolicyTest, CorruptFilesNameTheField) {
       {[](auto& o) { o["layers"] = Array{}; }, "'layers' must be a non-empty list"},
       {[](auto& o) { o["metadata"] = 3; }, "'metadata' must be an object"},
       {[](auto& o) { o["decision"] = "argmax-masked"; },
-       "decision 'argmax-masked' is not one of logit>0, flip-default-if-logit>0"},
+       R"(decision "argmax-masked" is not one of logit>0, flip-default-if-logit>0)"},
       {[](auto& o) {
          o["version"] = 3;
          o["decision"] = "argmax-masked";
@@ -142,7 +142,7 @@ TEST(PolicyTest, FilesThatAreNotPoliciesAreNamed) {
   EXPECT_EQ(missing.error().message(),
             "cannot read policy '" + (dir / "missing.json").string() +
                 "': No such file or directory");
-  // A directory is not read as empty text (the Python reader says the same).
+  // A directory is not read as empty text: the system's reason.
   std::filesystem::create_directories(dir / "directory.json");
   auto directory = Policy::load(dir / "directory.json");
   ASSERT_FALSE(directory.ok());

@@ -1,8 +1,7 @@
 //===- policy/policy_runner.cc - answering observations with a policy -------===//
 ///
-/// The arithmetic is spelled out in mlgo/policy/policy_runner.h and mirrored by
-/// python/mlgo_env/policies/policy_runner.py's exact path (Policy.act): change
-/// both together.
+/// The arithmetic is spelled out in mlgo/policy/policy_runner.h; the Python
+/// package runs policies through this file too (python/src/policy_bindings.cc).
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/policy/policy_runner.h"
@@ -106,24 +105,19 @@ double BoundPolicy::value(std::span<const std::span<const std::byte>> tensors, s
   return protocol::elementAsDouble(c.type, tensors[c.tensor].data(), c.perRow ? row : 0);
 }
 
-double BoundPolicy::logit(std::span<const std::span<const std::byte>> tensors, size_t row,
-                          int64_t emulated, std::vector<double>& in,
-                          std::vector<double>& out) const {
-  const Policy::Data& d = *policy_.data_;
-  size_t n = columns_.size();
+double Policy::logit(std::span<const double> raw, std::vector<double>& in,
+                     std::vector<double>& out) const {
+  const Data& d = *data_;
   in.clear();
   if (d.margin) {
     const Margin& m = *d.margin;
-    double margin = nanMax(value(tensors, m.plus, row, emulated), m.floor) -
-                    value(tensors, m.minus, row, emulated);
+    double margin = nanMax(raw[m.plus], m.floor) - raw[m.minus];
     if (m.anchor)
-      margin = value(tensors, *m.anchor, row, emulated) > 0.5 ? nanMax(margin, m.epsilon)
-                                                              : nanMin(margin, -m.epsilon);
+      margin = raw[*m.anchor] > 0.5 ? nanMax(margin, m.epsilon) : nanMin(margin, -m.epsilon);
     in.push_back(margin);
   }
-  for (size_t j = 0; j < n; ++j) {
-    double v = value(tensors, j, row, emulated);
-    double t = d.transforms[j] == Transform::kSignedLog1p ? signedLog1p(v) : v;
+  for (size_t j = 0; j < d.features.size(); ++j) {
+    double t = d.transforms[j] == Transform::kSignedLog1p ? signedLog1p(raw[j]) : raw[j];
     in.push_back((t - d.mean[j]) / d.std[j]);
   }
   for (const Layer& layer : d.layers) {
@@ -140,6 +134,44 @@ double BoundPolicy::logit(std::span<const std::span<const std::byte>> tensors, s
   return in[0];
 }
 
+void Policy::logits(std::span<const double> rows, std::vector<double>& logits) const {
+  size_t n = data_->features.size();
+  std::vector<double> a, b;
+  logits.resize(rows.size() / n);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = logit(rows.subspan(i * n, n), a, b);
+}
+
+Result<std::vector<int8_t>> Policy::decisions(std::span<const double> rows) const {
+  const Data& d = *data_;
+  if (d.decision == Decision::kArgmaxMasked)
+    return makeError(ErrorCode::kInvalidArgument,
+                     "{}: a regalloc policy answers a whole observation, not a row", d.where);
+  size_t n = d.features.size();
+  size_t defaultColumn = 0;
+  for (size_t j = 0; j < n; ++j)
+    if (d.features[j] == kInliningDefaultFeature)
+      defaultColumn = j;
+  std::vector<double> logits;
+  this->logits(rows, logits);
+  std::vector<int8_t> out(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    bool positive = logits[i] > 0;
+    if (d.decision == Decision::kFlipDefault)
+      positive = positive != (rows[i * n + defaultColumn] > 0.5);
+    out[i] = positive ? 1 : 0;
+  }
+  return out;
+}
+
+double BoundPolicy::logit(std::span<const std::span<const std::byte>> tensors, size_t row,
+                          int64_t emulated, Scratch& scratch) const {
+  scratch.raw.resize(columns_.size());
+  for (size_t j = 0; j < columns_.size(); ++j)
+    scratch.raw[j] = value(tensors, j, row, emulated);
+  return policy_.logit(scratch.raw, scratch.in, scratch.out);
+}
+
 int64_t BoundPolicy::decide(std::span<const std::span<const std::byte>> tensors) const {
   std::vector<double> logits;
   return decide(tensors, logits);
@@ -147,14 +179,14 @@ int64_t BoundPolicy::decide(std::span<const std::span<const std::byte>> tensors)
 
 int64_t BoundPolicy::decide(std::span<const std::span<const std::byte>> tensors,
                             std::vector<double>& logits) const {
-  std::vector<double> a, b;
+  Scratch scratch;
   logits.clear();
   switch (policy_.decision()) {
   case Decision::kLogitPositive:
-    logits.push_back(logit(tensors, 0, -1, a, b));
+    logits.push_back(logit(tensors, 0, -1, scratch));
     return logits[0] > 0 ? 1 : 0;
   case Decision::kFlipDefault: {
-    logits.push_back(logit(tensors, 0, -1, a, b));
+    logits.push_back(logit(tensors, 0, -1, scratch));
     bool defaultInlines = value(tensors, defaultColumn_, 0, -1) > 0.5;
     return (logits[0] > 0) != defaultInlines ? 1 : 0;
   }
@@ -166,7 +198,7 @@ int64_t BoundPolicy::decide(std::span<const std::span<const std::byte>> tensors,
   double bestValue = 0;
   const std::byte* mask = tensors[maskTensor_].data();
   for (size_t i = 0; i < rows_; ++i) {
-    logits.push_back(logit(tensors, i, emulated, a, b));
+    logits.push_back(logit(tensors, i, emulated, scratch));
     if (protocol::elementAsDouble(maskType_, mask, i) != 1.0)
       continue;
     double v = std::isnan(logits.back()) ? -std::numeric_limits<double>::infinity() : logits.back();

@@ -13,9 +13,10 @@ FILES = {
     "include/mlgo/policy/default_eviction.h":
         'constexpr auto kDefaultEvictionPolicyName = "host-emulation-v3";\n'
         "/// Earlier: host-emulation-v2.\n",
-    "include/mlgo/policy/policy_file.h": "inline constexpr int kNewestVersion = 3;\n",
+    "include/mlgo/policy/policy_file.h":
+        'inline constexpr std::string_view kFormat = "mlgo-env-policy";\n'
+        "inline constexpr int kNewestVersion = 3;\n",
     "include/mlgo/server/dispatcher.h": "inline constexpr int kProtocolVersion = 1;\n",
-    "python/mlgo_env/policies/policy_file.py": 'FORMAT = "mlgo-env-policy"\nVERSION = 3\n',
     "launch/tuning_table.cc": 'constexpr int64_t kVersion = 2; // "mlgo-env-tuning"\n',
     "python/mlgo_env/tuning/table.py": "VERSION = 1\n",
     "python/mlgo_env/__init__.py": "def make(): pass\n",

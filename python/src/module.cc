@@ -2,8 +2,9 @@
 ///
 /// \file
 /// `mlgo_env._core`: the bindings behind mlgo_env's in-process backend
-/// (python/mlgo_env/backend.py), and the reader of compile_commands.json
-/// (compile_entries.h, for the inline-replay writer). Calls return exactly what
+/// (python/mlgo_env/backend.py), the reader of compile_commands.json
+/// (compile_entries.h, for the inline-replay writer), and the reader, writer
+/// and runner of policy files (policy_bindings.h, for mlgo_env.policies). Calls return exactly what
 /// the server's JSON would decode to (same info keys, same numbers), with
 /// observations as numpy arrays (copies, see tensors.h).
 ///
@@ -18,6 +19,7 @@
 #include "convert.h"
 #include "core_environment.h"
 #include "executable_sections.h"
+#include "policy_bindings.h"
 #include "tensors.h"
 
 #include <pybind11/stl.h>
@@ -250,4 +252,5 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("closed", &Core::closed);
   bindCompileEntries(m);
   bindExecutableSections(m);
+  bindPolicies(m);
 }

@@ -41,7 +41,7 @@ def test_flip_decision_is_default_xor_logit(tmp_path):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda o: o.update(decision="logit<0"), "decision 'logit<0'"),
+    (lambda o: o.update(decision="logit<0"), 'decision "logit<0"'),
     (lambda o: o.update(features=["threshold", "cost_estimate", "callee_users", "other"]),
      "needs the feature 'inlining_default'"),
 ])

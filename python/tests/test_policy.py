@@ -36,7 +36,7 @@ def test_round_trip_keeps_decisions(tmp_path):
     (lambda o: o.update(features=["a", "a", "b"]), "twice"),
     (lambda o: o.update(mean=[0, 0]), "'mean' has 2 values"),
     (lambda o: o.update(std=[1, 0, 1]), "'std' must be positive"),
-    (lambda o: o["layers"][0].update(activation="sigmoid"), "activation 'sigmoid'"),
+    (lambda o: o["layers"][0].update(activation="sigmoid"), 'activation "sigmoid"'),
     (lambda o: o["layers"][0]["weights"].pop(), "must have 3 rows"),
     (lambda o: o["layers"][1].update(bias=[float("nan")]), "not finite"),
     (lambda o: o["layers"][0]["weights"][0].__setitem__(0, "x"), "list of numbers"),
@@ -156,8 +156,8 @@ def test_version_2_round_trip_and_version_1_still_reads(tmp_path):
     assert policy_from_json(old).transforms is None
     for mutate, message in [
             (lambda o: o.update(transforms=o["transforms"][:2]), "one transform per feature"),
-            (lambda o: o.update(transforms=["cube"] + o["transforms"][1:]), "unknown transform 'cube'"),
-            (lambda o: o["margin"].update(minus="nope"), "'margin' minus 'nope'"),
+            (lambda o: o.update(transforms=["cube"] + o["transforms"][1:]), 'unknown transform "cube"'),
+            (lambda o: o["margin"].update(minus="nope"), '\'margin\' minus "nope"'),
             (lambda o: o["margin"].update(floor="x"), "'margin' floor"),
             (lambda o: o["layers"][0]["weights"].pop(), "must have 5 rows")]:
         bad = json.loads(json.dumps(obj))

@@ -49,7 +49,7 @@ def test_eviction_refuses_missing_and_misshapen_features():
     with pytest.raises(PolicyError, match="feature 'weight' has 3 values; regalloc policies "
                                           "use features with one value per candidate \\(4\\)"):
         p.act(obs)
-    with pytest.raises(PolicyError, match="per observation"):
+    with pytest.raises(PolicyError, match="answers a whole observation, not a row"):
         p.decisions(np.zeros((2, 3)))
 
 
@@ -68,7 +68,7 @@ def test_version_3_round_trip(tmp_path):
     (lambda o: o.update(problem="regalloc-priority"), "problem 'regalloc-priority' has no policy"),
     (lambda o: o.update(decision="logit>0"), "problem 'regalloc' policies decide with "
                                              "'argmax-masked' \\(version 3\\), not 'logit>0'"),
-    (lambda o: o.update(version=2), "decision 'argmax-masked' is not one of logit>0, "
+    (lambda o: o.update(version=2), 'decision "argmax-masked" is not one of logit>0, '
                                     "flip-default-if-logit>0"),
     (lambda o: o.update(mask=""), "'mask' must name the mask feature"),
     (lambda o: o.update(margin={"plus": "weight", "minus": "is_hint", "floor": 1}),
@@ -103,6 +103,10 @@ def test_exact_logits_follow_the_documented_arithmetic():
     out = max(0.0 + h0 * 1.5 + h1 * -0.75 + 0.05, 0.0)
     assert p.exact_logits(np.array([[-7.0, 3.0]]))[0] == out
     assert p.act({"threshold": np.array([-7]), "callee_users": np.array([3])}) == int(out > 0)
-    # The fast batch path agrees to rounding.
-    rows = np.random.default_rng(0).normal(0, 100, (200, 2))
-    np.testing.assert_allclose(p.logits(rows), p.exact_logits(rows), rtol=1e-12, atol=1e-12)
+    # A batch of rows gets, to the bit, the logits `act` computes from each observation.
+    rows = np.round(np.random.default_rng(0).normal(0, 100, (200, 2)))
+    one_by_one = [p.act_with_logits({"threshold": np.array([r[0]], dtype=np.int64),
+                                     "callee_users": np.array([r[1]], dtype=np.int64)})[1][0]
+                  for r in rows]
+    assert p.logits(rows).tolist() == one_by_one
+    assert p.decisions(rows).tolist() == [int(v > 0) for v in one_by_one]

@@ -1,14 +1,19 @@
-"""The C++ policy runner and the Python one decide identically (run by ctest, label clang).
+"""The policy runner decides alike on both of its paths (run by ctest, label clang).
 
-Both runners see the same observations: those of traces that `mlgo-env trace` recorded
-from the real clang-22 on a few demo modules (inlining at -Oz, eviction at -O2). For
-several policies of every form (version 1; version 2 with transforms, a margin block, a
-flip classifier; version 3 regalloc networks with tanh and relu layers, and one reading the
-host's emulation of the default, ``host-emulation-v2``) the test compares, observation by
+There is one runner, C++ (include/mlgo/policy/policy_runner.h); it meets observations two
+ways. `mlgo-env` binds it to clang's stream (the tensors as clang sends them, the host's
+emulation of the default eviction computed from them); the Python package hands it an
+observation as numpy arrays through the core, with ``inlining_default`` and
+``host-emulation-v2`` from ``info["default_action"]``. Both paths see the observations of
+traces that `mlgo-env trace` recorded from the real clang-22 on a few demo modules (inlining
+at -Oz, eviction at -O2). For several policies of every form (version 1; version 2 with
+transforms, a margin block, a flip classifier; version 3 regalloc networks with tanh and
+relu layers, and one reading ``host-emulation-v2``) the test compares, observation by
 observation:
 
-- `mlgo-env policy decide --policy=P TRACE` (C++) with `Policy.act` (Python);
-- the actions `mlgo-env trace --policy=P` recorded (C++, inside the environment) with
+- `mlgo-env policy decide --policy=P TRACE` with `Policy.act`, given the default's action
+  as the environment's info would;
+- the actions `mlgo-env trace --policy=P` recorded (inside the environment) with
   `Policy.act` on the observations recorded with them; and `replay --verify` accepts
   that trace (its header names the policy file).
 

@@ -1,9 +1,11 @@
 //===- mlgo/policy/policy_runner.h - answering with a policy ----*- C++ -*-===//
 ///
 /// \file
-/// Runs a policy file (policy_file.h) over a compiler's observations: the
-/// C++ twin of python/mlgo_env/policies/policy_runner.py's `Policy.act`, with
-/// identical decisions (docs/policy-format.md, "Running a policy").
+/// Runs a policy file (policy_file.h) over a compiler's observations
+/// (docs/policy-format.md, "Running a policy"). The one runner: the Python
+/// package's `Policy.act`, `logits` and `decisions` call it through its core
+/// (python/src/policy_bindings.cc), so training, evaluation and the launcher
+/// decide alike, to the bit.
 ///
 ///  - inlining (`logit>0`, `flip-default-if-logit>0`): one row of features,
 ///    each a one-element tensor of the observation; one logit; inline iff
@@ -20,16 +22,16 @@
 ///    (default_eviction.h), 0 for the others; bind() finds the emulation's
 ///    own features in the stream.
 ///
-/// Arithmetic, identical in both runners: IEEE double throughout; a value
+/// Arithmetic: IEEE double throughout; a value
 /// is its tensor element widened to double; signed-log1p(v) =
 /// sign(v) * log1p(|v|) and tanh are the C library's; standardisation is
 /// (t - mean) / std; each layer output starts at 0.0, adds input[k] *
 /// weight[k][o] for k in order, then the bias; relu(x) = max(x, 0) with NaN
 /// kept. (The library is built with -ffp-contract=off: no fused multiply-add.)
 ///
-/// Errors (from Policy::bind) name the policy and the feature, in the Python
-/// runner's words: `policy 'p.json': the observation has no feature 'x' that
-/// the policy expects`.
+/// Errors (from Policy::bind) name the policy and the feature:
+/// `policy 'p.json': the observation has no feature 'x' that the policy
+/// expects`.
 ///
 /// Threads: a BoundPolicy is an immutable value once made; every const
 /// member is safe to call from many threads at once.
@@ -79,9 +81,12 @@ private:
   /// `emulated`: the emulation's choice for this observation (-1: none).
   double value(std::span<const std::span<const std::byte>> tensors, size_t column, size_t row,
                int64_t emulated) const;
+  /// Vectors one decide() call reuses for every row.
+  struct Scratch {
+    std::vector<double> raw, in, out;
+  };
   double logit(std::span<const std::span<const std::byte>> tensors, size_t row,
-               int64_t emulated, std::vector<double>& scratchA,
-               std::vector<double>& scratchB) const;
+               int64_t emulated, Scratch& scratch) const;
 
   Policy policy_;
   std::vector<Column> columns_;

@@ -1,35 +1,34 @@
-"""How a policy answers: the :class:`Policy` value and its arithmetic.
+"""How a policy answers: the :class:`Policy` value and the calls that run it.
 
 A policy is a feed-forward network over named features of an observation
-(docs/policy-format.md, "Running a policy"; the file format itself, reading and writing, is
-:mod:`mlgo_env.policies.policy_file`). Two paths compute its logits:
+(docs/policy-format.md, "Running a policy"; reading and writing files is
+:mod:`mlgo_env.policies.policy_file`). It has one runner, in C++
+(``include/mlgo/policy/policy_runner.h``), which this module calls through the package's
+compiled core (``mlgo_env._core``): :meth:`Policy.act` for one observation,
+:meth:`Policy.logits` and :meth:`Policy.decisions` for batches of raw rows (training). All
+follow the specified arithmetic to the bit, so training, evaluation and ``mlgo-env
+launch`` decide alike.
 
-- :meth:`Policy.act` (one observation) and :meth:`Policy.exact_logits` follow the specified
-  arithmetic to the bit, as the C++ runner (``include/mlgo/policy/policy_runner.h``) does, so
-  both take identical decisions: IEEE double throughout; a feature value is its tensor element
-  converted to double; ``signed-log1p`` and ``tanh`` are the C library's (``math.log1p``,
-  ``math.tanh``); standardisation is ``(t - mean) / std``; each layer output starts at 0.0,
-  adds ``input[k] * weights[k][o]`` for ``k`` in order, then the bias; ``relu`` keeps NaN.
-- :meth:`Policy.logits` and :meth:`Policy.decisions` (batches, for training) use numpy's
-  vectorised functions, which may differ from the C library in the last bit: a logit within a
-  few units in the last place of 0 may then decide differently there.
-
-Nothing here reads or writes files, and nothing blocks.
+A :class:`Policy` is a plain value (numpy arrays, lists) that the trainer builds and
+changes; a call that runs it hands its current fields to the core, which validates them and
+raises :class:`PolicyError` naming what is wrong. The validated copy is kept with the value
+while its fields stay as they were (compared by content, so changing an array in place is
+seen too). ImportError when the core is not built. Nothing here reads or writes files, and
+nothing blocks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-#: the per-feature transforms a policy may use
-TRANSFORMS = ("signed-log1p", "identity")
-ACTIVATIONS = ("tanh", "relu", "linear")
-#: how the logit becomes the decision
-DECISIONS = ("logit>0", "flip-default-if-logit>0", "argmax-masked")
+from .._native import load_core
+
 #: the feature holding the problem's own default decision (0/1) for inlining
 DEFAULT_FEATURE = "inlining_default"
 #: regalloc: the per-candidate feature that is 1 where the host's emulation of clang's
@@ -42,24 +41,57 @@ class PolicyError(ValueError):
     """A policy file or policy use that cannot work; the message names the problem."""
 
 
+@contextlib.contextmanager
+def policy_errors() -> Iterator[None]:
+    """Turns the core's refusals (ValueError with the policy layer's message) into
+    PolicyError."""
+    try:
+        yield
+    except PolicyError:
+        raise
+    except ValueError as e:
+        raise PolicyError(str(e)) from None
+
+
+def core_policy(policy: "Policy", where: str = "policy", metadata: bool = False) -> Any:
+    """The core's validated copy of `policy` (``_core.Policy``); `where` prefixes its
+    messages, `metadata` says whether to take the metadata too (running needs none)."""
+    with policy_errors():
+        return load_core().Policy.of(policy, where, metadata)
+
+
+def _content(value: Any) -> Any:
+    """What a field holds, comparable with ==: an array's dtype, shape and bytes."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.str, value.shape, value.tobytes()
+    return repr(value)
+
+
+def _running_copy(policy: "Policy") -> Any:
+    """The core's copy of `policy` for running it: the one kept with the value while its
+    fields hold what they held when it was made, else a new one (validated)."""
+    key = (policy.problem, policy.features, policy.decision, policy.mask, policy.transforms,
+           policy.margin, _content(policy.mean), _content(policy.std),
+           [(_content(l.weights), _content(l.bias), l.activation) for l in policy.layers])
+    kept = policy.__dict__.get("_running")
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    core = core_policy(policy)
+    policy.__dict__["_running"] = (copy.deepcopy(key), core)
+    return core
+
+
 def transform(values: np.ndarray) -> np.ndarray:
-    """The default feature transform: sign(v) * log1p(|v|) (features span many decades)."""
+    """The default feature transform, vectorised: sign(v) * log1p(|v|) (features span many
+    decades). For fitting a policy's standardisation; running one uses the core's."""
     values = np.asarray(values, dtype=np.float64)
     return np.sign(values) * np.log1p(np.abs(values))
 
 
-def apply_transforms(rows: np.ndarray, transforms: Sequence[str] | None) -> np.ndarray:
-    """Each column of raw rows [n, features] through its transform (None: all log1p)."""
-    rows = np.asarray(rows, dtype=np.float64)
-    if transforms is None:
-        return transform(rows)
-    identity = np.asarray([t == "identity" for t in transforms], dtype=bool)
-    return np.where(identity, rows, transform(rows))
-
-
 def margin_column(rows: np.ndarray, features: Sequence[str], spec: Mapping[str, Any]
                   ) -> np.ndarray:
-    """The margin input of a policy with a "margin" block, for raw rows [n, features]."""
+    """The margin input of a "margin" block, vectorised over raw rows [n, features] (for
+    fitting the margin forms; running a policy uses the core's)."""
     col = {f: i for i, f in enumerate(features)}
     rows = np.asarray(rows, dtype=np.float64)
     m = np.maximum(rows[:, col[spec["plus"]]], spec["floor"]) - rows[:, col[spec["minus"]]]
@@ -90,41 +122,11 @@ def feature_row(observation: Mapping[str, Any], info: Mapping[str, Any] | None,
     return row
 
 
-def emulation_column(candidates: int, info: Mapping[str, Any] | None) -> np.ndarray:
-    """The EMULATION_FEATURE column: 1.0 at ``info["default_action"]``, else 0.0."""
-    if info is None or "default_action" not in info:
-        raise PolicyError(f"the policy expects feature '{EMULATION_FEATURE}', which comes "
-                          "from info['default_action'], and the step has none")
-    column = np.zeros(candidates)
-    at = int(info["default_action"])
-    if 0 <= at < candidates:
-        column[at] = 1.0
-    return column
-
-
 @dataclass
 class Layer:
     weights: np.ndarray  # [inputs, outputs]
     bias: np.ndarray     # [outputs]
-    activation: str      # one of ACTIVATIONS
-
-
-def forward(layers: Sequence[Layer], x: np.ndarray) -> np.ndarray:
-    """Applies the layers to standardised inputs [n, features]; returns logits [n]."""
-    for l in layers:
-        x = x @ l.weights + l.bias
-        if l.activation == "tanh":
-            x = np.tanh(x)
-        elif l.activation == "relu":
-            x = np.maximum(x, 0.0)
-    return x[:, 0]
-
-
-def _libm(func: Any, values: np.ndarray) -> np.ndarray:
-    """`func` (math.log1p, math.tanh: the C library's) applied to every element."""
-    flat = np.asarray(values, dtype=np.float64).ravel().tolist()
-    return np.fromiter(map(func, flat), dtype=np.float64, count=len(flat)).reshape(
-        np.shape(values))
+    activation: str      # "tanh", "relu" or "linear"
 
 
 @dataclass
@@ -132,8 +134,8 @@ class Policy:
     """A feed-forward policy over scalar features, deciding by the sign of one logit (or, for
     regalloc, by the largest logit among the allowed candidates). Build one with
     :func:`new_policy`, :func:`~mlgo_env.policies.policy_file.load_policy` or
-    :func:`~mlgo_env.policies.policy_file.policy_from_json`, which validate; a Policy
-    constructed directly is trusted as it is."""
+    :func:`~mlgo_env.policies.policy_file.policy_from_json`, or directly: the core validates
+    its fields at every call that runs or writes it."""
 
     problem: str
     features: list[str]
@@ -141,11 +143,11 @@ class Policy:
     std: np.ndarray
     layers: list[Layer]
     metadata: dict[str, Any] = field(default_factory=dict)
-    #: one of TRANSFORMS per feature; None means signed-log1p for every feature
+    #: "signed-log1p" or "identity" per feature; None means signed-log1p for every feature
     transforms: list[str] | None = None
     #: the margin block (docs/policy-format.md), or None
     margin: dict[str, Any] | None = None
-    #: one of DECISIONS
+    #: "logit>0", "flip-default-if-logit>0" or "argmax-masked"
     decision: str = "logit>0"
     #: regalloc ("argmax-masked"): the feature holding the candidates' mask
     mask: str | None = None
@@ -157,11 +159,14 @@ class Policy:
         return feature_row(observation, info, self.features)
 
     def logits(self, rows: np.ndarray) -> np.ndarray:
-        """Logits for raw feature rows of shape [n, features]."""
-        x = (apply_transforms(rows, self.transforms) - self.mean) / self.std
-        if self.margin is not None:
-            x = np.column_stack([margin_column(rows, self.features, self.margin), x])
-        return forward(self.layers, x)
+        """Logits for raw feature rows of shape [n, features] (float64, the runner's
+        arithmetic: a row's logit is what `act` computes for its observation)."""
+        core = _running_copy(self)
+        with policy_errors():
+            return core.logits(rows)
+
+    #: the same as `logits` (once a slower twin that followed the runner to the bit)
+    exact_logits = logits
 
     def logits_by_name(self, names: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """Logits for raw rows whose columns are the features `names` (a superset of the
@@ -174,82 +179,32 @@ class Policy:
 
     def decisions(self, rows: np.ndarray) -> np.ndarray:
         """The 0/1 decisions (int8) for raw feature rows [n, features]: logit > 0, or, for a
-        flip classifier, the default's decision XOR logit > 0."""
-        if self.decision == "argmax-masked":
-            raise PolicyError("a regalloc policy decides per observation (act), not per row")
-        rows = np.asarray(rows, dtype=np.float64)
-        positive = self.logits(rows) > 0.0
-        if self.decision == "flip-default-if-logit>0":
-            default = rows[:, self.features.index(DEFAULT_FEATURE)] > 0.5
-            positive = positive != default
-        return positive.astype(np.int8)
+        flip classifier, the default's decision XOR logit > 0. PolicyError for a regalloc
+        policy (it answers whole observations: `act`)."""
+        core = _running_copy(self)
+        with policy_errors():
+            return core.decisions(rows)
 
-    # -- one observation, exactly as the C++ runner ----------------------------------------
+    # -- one observation --------------------------------------------------------------------
     def act(self, observation: Mapping[str, Any], info: Mapping[str, Any] | None = None) -> int:
-        """The decision for one observation, computed exactly as the C++ runner does (module
-        doc): inlining 0/1, regalloc the index of the candidate to evict. PolicyError when a
-        feature is missing or has the wrong number of values."""
-        if self.decision == "argmax-masked":
-            rows, mask = self.candidate_rows(observation, info)
-            allowed = np.flatnonzero(mask == 1)
-            if allowed.size == 0:
-                return int(mask.size - 1)
-            logits = self.exact_logits(rows)[allowed]
-            return int(allowed[int(np.argmax(np.where(np.isnan(logits), -np.inf, logits)))])
-        row = self.features_of(observation, info)[None, :]
-        positive = bool(self.exact_logits(row)[0] > 0.0)
-        if self.decision == "flip-default-if-logit>0":
-            positive = positive != bool(row[0, self.features.index(DEFAULT_FEATURE)] > 0.5)
-        return int(positive)
+        """The decision for one observation (arrays by feature name): inlining 0/1, regalloc
+        the index of the candidate to evict. ``inlining_default`` and
+        ``host-emulation-v2`` come from ``info["default_action"]`` where the observation
+        lacks them. PolicyError when a feature is missing or has the wrong number of
+        values."""
+        return self.act_with_logits(observation, info)[0]
 
-    def candidate_rows(self, observation: Mapping[str, Any],
-                       info: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """A regalloc policy's raw rows [candidates, features] for one observation, and the
-        mask [candidates]; PolicyError when a feature is missing or has another size. The
-        EMULATION_FEATURE column comes from ``info["default_action"]``."""
-        name = self.mask or "mask"
-        if name not in observation:
-            raise PolicyError(f"the observation has no feature '{name}' that the policy expects")
-        mask = np.asarray(observation[name]).reshape(-1)
-        rows = np.empty((mask.size, len(self.features)), dtype=np.float64)
-        for i, feature in enumerate(self.features):
-            if feature == EMULATION_FEATURE and feature not in observation:
-                rows[:, i] = emulation_column(mask.size, info)
-                continue
-            if feature not in observation:
-                raise PolicyError(f"the observation has no feature '{feature}' that the policy "
-                                  "expects")
-            value = np.asarray(observation[feature]).reshape(-1)
-            if value.size not in (1, mask.size):
-                raise PolicyError(f"feature '{feature}' has {value.size} values; regalloc "
-                                  f"policies use features with one value per candidate "
-                                  f"({mask.size}) or one value")
-            rows[:, i] = value.astype(np.float64)
-        return rows, mask
+    def act_with_logits(self, observation: Mapping[str, Any],
+                        info: Mapping[str, Any] | None = None) -> tuple[int, np.ndarray]:
+        """`act`'s answer and the logits it computed (one, or one per candidate)."""
+        core = _running_copy(self)
+        with policy_errors():
+            action, logits = core.decide(observation, info)
+        return int(action), logits
 
-    def exact_logits(self, rows: np.ndarray) -> np.ndarray:
-        """Logits for raw rows [n, features] with the specified arithmetic (module doc): the C
-        library's log1p and tanh, layer sums in input order. What `act` and the C++ runner
-        use; slower than `logits`."""
-        rows = np.asarray(rows, dtype=np.float64)
-        t = rows.copy()
-        for j, name in enumerate(self.transforms or ["signed-log1p"] * len(self.features)):
-            if name == "signed-log1p":
-                t[:, j] = np.sign(rows[:, j]) * _libm(math.log1p, np.abs(rows[:, j]))
-        x = (t - self.mean) / self.std
-        if self.margin is not None:
-            x = np.column_stack([margin_column(rows, self.features, self.margin), x])
-        for l in self.layers:
-            acc = np.zeros((x.shape[0], l.weights.shape[1]))
-            for k in range(l.weights.shape[0]):
-                acc = acc + x[:, k:k + 1] * l.weights[k]
-            acc = acc + l.bias
-            if l.activation == "tanh":
-                acc = _libm(math.tanh, acc)
-            elif l.activation == "relu":
-                acc = np.maximum(acc, 0.0)
-            x = acc
-        return x[:, 0]
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields (pickled to workers): not the core's copy, which is remade there."""
+        return {k: v for k, v in self.__dict__.items() if k != "_running"}
 
     # -- parameters as one flat vector (for evolution strategies) ----------------------
     def flat(self) -> np.ndarray:
