@@ -1,7 +1,7 @@
 //===- launch/profile_identity.cc - the profile a compile reads ------------===//
 #include "mlgo/launch/profile_identity.h"
 
-#include "sha256.h"
+#include "mlgo/table/sha256.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringExtras.h>
@@ -34,7 +34,7 @@ std::string profileUsePath(std::string path) {
   return path;
 }
 
-using Digest = Sha256Digest;
+using Digest = table::Sha256Digest;
 
 Result<Digest> fileSha256(const std::string& path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -46,7 +46,7 @@ Result<Digest> fileSha256(const std::string& path) {
                      "the profile '{}' cannot be read: {}", path, ec.message());
   }
   llvm::StringRef bytes = (*buffer)->getBuffer();
-  return sha256(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
+  return table::sha256(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
                                          bytes.size()));
 }
 
@@ -103,7 +103,7 @@ Result<std::string> profileIdentity(const ProfileFiles& files) {
   std::array<uint8_t, 64> both;
   std::copy(digests[0].begin(), digests[0].end(), both.begin());
   std::copy(digests[1].begin(), digests[1].end(), both.begin() + 32);
-  return hex(sha256(both));
+  return hex(table::sha256(both));
 }
 
 std::string describeProfile(std::string_view identity) {

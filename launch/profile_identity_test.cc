@@ -1,13 +1,10 @@
 //===- launch/profile_identity_test.cc - the profile a compile reads --------===//
 #include "mlgo/launch/profile_identity.h"
-#include "mlgo/launch/tuning_table.h"
-#include "sha256.h"
 #include "mlgo/support/cleanup_scope.h"
 #include "mlgo/support/temp_dir.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -99,86 +96,6 @@ TEST_F(ProfileFilesTest, AProfileThatCannotBeReadIsAnErrorNamingIt) {
   EXPECT_NE(read.error().message().find("the profile '" + missing + "' cannot be read"),
             std::string::npos)
       << read.error().message();
-}
-
-TEST(Sha256Test, TheCpuExtensionsGiveThePortableDigest) {
-  // Every tail length around the one- and two-block padding, and a long buffer.
-  std::vector<uint8_t> bytes(1 << 20);
-  uint32_t x = 12345;
-  for (uint8_t& b : bytes) {
-    x = x * 1664525u + 1013904223u;
-    b = static_cast<uint8_t>(x >> 24);
-  }
-  for (size_t n = 0; n <= 200; ++n)
-    EXPECT_EQ(sha256(std::span(bytes.data(), n)), sha256Portable(std::span(bytes.data(), n)))
-        << n;
-  EXPECT_EQ(sha256(bytes), sha256Portable(bytes));
-  std::string abc = "abc";
-  auto digest = sha256(std::span(reinterpret_cast<const uint8_t*>(abc.data()), abc.size()));
-  EXPECT_EQ(digest[0], 0xba);
-  EXPECT_EQ(digest[31], 0xad);
-  std::printf("sha256: the CPU's SHA extensions %s\n",
-              sha256UsesCpuExtensions() ? "used" : "absent (portable code only)");
-}
-
-const std::string kFirst = "0123456789abcdef" + std::string(48, 'a');
-
-std::string entryWith(const std::string& profileField) {
-  return R"({"format": "mlgo-env-tuning-entries", "version": 1, "entries": [)"
-         R"({"module": "a.o", "opt": "-O2", "decisions": 1, "actions": "AQ==", "first": ")" +
-         kFirst + R"(", "stream": ")" + std::string(64, 'b') +
-         R"(", "default_score": 2, "tuned_score": 1)" + profileField + "}]}";
-}
-
-TEST(TuningTableProfileTest, EntriesCarryTheProfileTheyWereTunedWith) {
-  auto absent = parseEntries(entryWith(""), "0123456789abcdef", "k.json");
-  ASSERT_TRUE(absent.ok()) << absent.error().message();
-  EXPECT_EQ(absent->front().profile, ""); // older tables: no profile
-  std::string digest(64, 'c');
-  auto with = parseEntries(entryWith(R"(, "profile": ")" + digest + "\""), "0123456789abcdef",
-                           "k.json");
-  ASSERT_TRUE(with.ok()) << with.error().message();
-  EXPECT_EQ(with->front().profile, digest);
-  for (const std::string& bad : std::vector<std::string>{
-           R"(, "profile": "xyz")", R"(, "profile": 3)",
-           R"(, "profile": ")" + std::string(64, 'C') + "\""}) {
-    auto refused = parseEntries(entryWith(bad), "0123456789abcdef", "DIR/k.json");
-    ASSERT_FALSE(refused.ok()) << bad;
-    EXPECT_EQ(refused.error().message(),
-              "tuning file 'DIR/k.json': entry 'a.o': profile must be \"\" or a SHA-256 in hex");
-  }
-}
-
-std::string manifestWith(const std::string& profilesField) {
-  return R"({"format": "mlgo-env-tuning", "version": 1, "problem": "regalloc",
-    "features": ["a"], "clang": {"path": "/c", "size": 1, "mtime_ns": 2,
-    "version": "clang 22"}, "modules": 1)" +
-         profilesField + "}";
-}
-
-TEST(TuningTableProfileTest, TheManifestListsTheEntriesProfiles) {
-  auto older = parseManifest(manifestWith(""), "tuning.json");
-  ASSERT_TRUE(older.ok()) << older.error().message();
-  EXPECT_FALSE(older->profiles.has_value()); // unknown: the entries tell
-  std::string c(64, 'c'), d(64, 'd');
-  auto listed =
-      parseManifest(manifestWith(R"(, "profiles": ["", ")" + c + R"(", ")" + d + "\"]"), "t");
-  ASSERT_TRUE(listed.ok()) << listed.error().message();
-  EXPECT_EQ(*listed->profiles, (std::vector<std::string>{"", c, d}));
-  struct Case {
-    std::string field, message;
-  } cases[] = {
-      {R"(, "profiles": "")", "'profiles' must be a list"},
-      {R"(, "profiles": ["x"])", "'profiles' must hold \"\" or SHA-256 digests in hex"},
-      {R"(, "profiles": [")" + d + R"(", ")" + c + "\"]", "'profiles' must be sorted and distinct"},
-      {R"(, "profiles": [")" + c + R"(", ")" + c + "\"]", "'profiles' must be sorted and distinct"},
-  };
-  for (const auto& k : cases) {
-    auto refused = parseManifest(manifestWith(k.field), "DIR/tuning.json");
-    ASSERT_FALSE(refused.ok()) << k.field;
-    EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
-    EXPECT_EQ(refused.error().message(), "tuning file 'DIR/tuning.json': " + k.message);
-  }
 }
 
 } // namespace

@@ -122,7 +122,7 @@ Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view ob
   if (named.empty())
     return StaleLookup{std::nullopt, fmt::format("no module tuned at {} is named like '{}'",
                                                  optLevel, objectPath)};
-  std::vector<size_t> closest = closestModules(names, objectPath);
+  std::vector<size_t> closest = table::closestModules(names, objectPath);
   if (closest.size() != 1)
     return StaleLookup{std::nullopt,
                        fmt::format("{} modules tuned at {} are named like '{}' and the path "

@@ -26,7 +26,7 @@
 #ifndef MLGO_LAUNCH_STALE_ENTRY_H
 #define MLGO_LAUNCH_STALE_ENTRY_H
 
-#include "mlgo/launch/tuning_table.h"
+#include "mlgo/launch/tuned_launch.h"
 
 #include <cstdint>
 #include <optional>

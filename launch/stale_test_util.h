@@ -11,8 +11,7 @@
 #ifndef MLGO_LAUNCH_STALE_TEST_UTIL_H
 #define MLGO_LAUNCH_STALE_TEST_UTIL_H
 
-#include "mlgo/launch/stream_identity.h"
-#include "mlgo/launch/tuning_table.h"
+#include "mlgo/launch/tuned_launch.h"
 #include "mlgo/protocol/observation_codec.h"
 #include "mlgo/protocol/stream_reader.h"
 #include "mlgo/protocol/stream_writer.h"

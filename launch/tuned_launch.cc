@@ -5,7 +5,7 @@
 #include "stale_entry.h"
 #include "tuned_support.h"
 #include "mlgo/launch/profile_identity.h"
-#include "mlgo/launch/stream_identity.h"
+#include "mlgo/table/stream_identity.h"
 #include "mlgo/support/subprocess.h"
 
 #include <algorithm>

@@ -59,7 +59,7 @@ VERSIONS = {
     "policy": [
         ("include/mlgo/policy/policy_file.h", r"\bkNewestVersion\s*=\s*(\d+)")],
     "tuning": [
-        ("launch/tuning_table.cc", r"\bkVersion\s*=\s*(\d+)"),
+        ("table/tuning_table.cc", r"\bkVersion\s*=\s*(\d+)"),
         ("python/mlgo_env/tuning/table.py", r"^VERSION\s*=\s*(\d+)")],
     "protocol": [
         ("include/mlgo/server/dispatcher.h", r"\bkProtocolVersion\s*=\s*(\d+)")],

@@ -17,7 +17,7 @@ FILES = {
         'inline constexpr std::string_view kFormat = "mlgo-env-policy";\n'
         "inline constexpr int kNewestVersion = 3;\n",
     "include/mlgo/server/dispatcher.h": "inline constexpr int kProtocolVersion = 1;\n",
-    "launch/tuning_table.cc": 'constexpr int64_t kVersion = 2; // "mlgo-env-tuning"\n',
+    "table/tuning_table.cc": 'constexpr int64_t kVersion = 2; // "mlgo-env-tuning"\n',
     "python/mlgo_env/tuning/table.py": "VERSION = 1\n",
     "python/mlgo_env/__init__.py": "def make(): pass\n",
     "python/mlgo_env/tune/__main__.py": "",
@@ -66,7 +66,7 @@ def main():
                 f.write(text)
         problems = check_docs.check(root)
         # the versions made to agree (1), the tuning format's page (version 2) is held to them
-        with open(os.path.join(root, "launch/tuning_table.cc"), "w") as f:
+        with open(os.path.join(root, "table/tuning_table.cc"), "w") as f:
             f.write("constexpr int64_t kVersion = 1;\n")
         agreed = [p for p in check_docs.check(root) if "tuning" in p]
     ok = True

@@ -6,11 +6,14 @@ headers in include/mlgo/<layer>/. Arrows point down only:
 
     support protocol corpus ir2vec   leaves: may use support only
     policy                           the policy runner: protocol and support
+    table                            the tuning table and stream identity: protocol
+                                     and support
     env                              may use the leaves and policy
-    trace, launch                    may use env, policy and the leaves, not each other
+    trace                            may use env, policy and the leaves, not launch
+    launch                           may use env, policy, table and the leaves, not trace
     server                           may use env and the leaves, not trace or launch
     src                              the mlgo-env executable alone: anything
-    python (python/src)              the pybind11 core: env, policy and the leaves
+    python (python/src)              the pybind11 core: env, policy, table and the leaves
 
 and inside the Python package python/mlgo_env/, by import (low to high; a
 module may import its own layer and lower ones):
@@ -54,18 +57,19 @@ import sys
 import tempfile
 
 LEAVES = ["support", "protocol", "corpus", "ir2vec"]
-LAYERS = LEAVES + ["policy", "env", "trace", "server", "launch"]
+LAYERS = LEAVES + ["policy", "table", "env", "trace", "server", "launch"]
 ALLOWED = {
     "support": {"support"},
     "protocol": {"support", "protocol"},
     "corpus": {"support", "corpus"},
     "ir2vec": {"support", "ir2vec"},
     "policy": {"support", "protocol", "policy"},
+    "table": {"support", "protocol", "table"},
     "env": set(LEAVES) | {"env", "policy"},
     "trace": set(LEAVES) | {"env", "policy", "trace"},
     "server": set(LEAVES) | {"env", "server"},
-    "launch": set(LEAVES) | {"env", "policy", "launch"},
-    "python": set(LEAVES) | {"env", "policy"},
+    "launch": set(LEAVES) | {"env", "policy", "table", "launch"},
+    "python": set(LEAVES) | {"env", "policy", "table"},
     "src": set(LAYERS),
 }
 # Folders checked, by layer (python/src is the package's compiled core).

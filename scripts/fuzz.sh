@@ -3,7 +3,7 @@
 # (default 30 s), starting from its seed corpus tests/fuzz/<name without fuzz_>:
 # fuzz_stream_reader, fuzz_rpc_request (protocol/) and fuzz_line_handler
 # (server/: whole request lines, decoded and dispatched on an environment
-# over the fake compiler driver), fuzz_tuning_table (launch/: the tuning
+# over the fake compiler driver), fuzz_tuning_table (tuning/: the tuning
 # table reader, manifests and entries files) and fuzz_policy_file (policy/: the
 # policy reader, then binding and one decision). Fails on any crash or leak.
 set -euo pipefail

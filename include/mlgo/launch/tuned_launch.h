@@ -69,12 +69,20 @@
 #define MLGO_LAUNCH_TUNED_LAUNCH_H
 
 #include "mlgo/launch/launcher.h"
-#include "mlgo/launch/tuning_table.h"
+#include "mlgo/table/stream_identity.h"
+#include "mlgo/table/tuning_table.h"
 
 #include <filesystem>
 #include <string>
 
 namespace mlgo::launch {
+
+// The table layer's tuning table and stream identity, as the launcher names them.
+using table::CompilerStamp;
+using table::StreamIdentity;
+using table::TuningEntry;
+using table::TuningManifest;
+using table::TuningTable;
 
 struct TunedLaunch {
   /// The table; must outlive the call.

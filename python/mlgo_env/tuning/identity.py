@@ -268,7 +268,7 @@ def entry_key(first: str) -> str:
 
 #: identity features that count the whole module (every function's call-graph nodes and
 #: edges): an edit anywhere in the module changes them, so a site key leaves them out
-#: (launch/stream_identity.h: kModuleWideFeatures)
+#: (include/mlgo/table/stream_identity.h: kModuleWideFeatures)
 MODULE_WIDE = frozenset({"edge_count", "node_count"})
 #: the length of a site key: the first bytes of the SHA-256 of the site's bytes
 SITE_KEY_BYTES = 8

@@ -1,4 +1,4 @@
-//===- mlgo/launch/tuning_table.h - the decisions tune found ------*- C++ -*-===//
+//===- mlgo/table/tuning_table.h - the decisions tune found ------*- C++ -*-===//
 ///
 /// \file
 /// The reader of a tuning directory, written by `python -m mlgo_env.tune`
@@ -39,8 +39,8 @@
 /// Immutable after open(); lookups read one small file each. Thread-safe.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_LAUNCH_TUNING_TABLE_H
-#define MLGO_LAUNCH_TUNING_TABLE_H
+#ifndef MLGO_TABLE_TUNING_TABLE_H
+#define MLGO_TABLE_TUNING_TABLE_H
 
 #include "mlgo/support/result.h"
 
@@ -52,7 +52,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mlgo::launch {
+namespace mlgo::table {
 
 /// One module's tuned decisions.
 struct TuningEntry {
@@ -130,6 +130,6 @@ private:
   TuningManifest manifest_;
 };
 
-} // namespace mlgo::launch
+} // namespace mlgo::table
 
-#endif // MLGO_LAUNCH_TUNING_TABLE_H
+#endif // MLGO_TABLE_TUNING_TABLE_H

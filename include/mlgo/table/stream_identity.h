@@ -1,4 +1,4 @@
-//===- mlgo/launch/stream_identity.h - which module a compile is --*- C++ -*-===//
+//===- mlgo/table/stream_identity.h - which module a compile is --*- C++ -*-===//
 ///
 /// \file
 /// The stream identity of a compile (docs/tuning-format.md): each
@@ -16,12 +16,12 @@
 /// uint64_t. A table entry records one per decision; the launcher's stale
 /// route (launch/stale_entry.h) answers a changed module's decisions by them.
 ///
-/// Hashing uses the CPU's SHA extensions where it has them (launch/sha256.h).
+/// Hashing uses the CPU's SHA extensions where it has them (sha256.h).
 /// Single-threaded (also siteKey(), which shares the hashing buffer); no I/O.
 ///
 //===----------------------------------------------------------------------===//
-#ifndef MLGO_LAUNCH_STREAM_IDENTITY_H
-#define MLGO_LAUNCH_STREAM_IDENTITY_H
+#ifndef MLGO_TABLE_STREAM_IDENTITY_H
+#define MLGO_TABLE_STREAM_IDENTITY_H
 
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/result.h"
@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-namespace mlgo::launch {
+namespace mlgo::table {
 
 /// Identity features a site key leaves out (identity.py: MODULE_WIDE).
 inline constexpr std::array<std::string_view, 2> kModuleWideFeatures = {"edge_count",
@@ -74,6 +74,6 @@ private:
   uint64_t count_ = 0;
 };
 
-} // namespace mlgo::launch
+} // namespace mlgo::table
 
-#endif // MLGO_LAUNCH_STREAM_IDENTITY_H
+#endif // MLGO_TABLE_STREAM_IDENTITY_H

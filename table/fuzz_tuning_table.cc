@@ -1,4 +1,4 @@
-//===- launch/fuzz_tuning_table.cc - libFuzzer target for the table reader -===//
+//===- table/fuzz_tuning_table.cc - libFuzzer target for the table reader -===//
 ///
 /// The first input byte picks the file kind (even: an entries file filed
 /// under the key 0123456789abcdef, odd: a manifest); the rest is the file's
@@ -9,7 +9,7 @@
 /// distinct. Any accepted input that breaks one of these aborts.
 ///
 //===----------------------------------------------------------------------===//
-#include "mlgo/launch/tuning_table.h"
+#include "mlgo/table/tuning_table.h"
 
 #include <llvm/Support/JSON.h>
 
@@ -27,7 +27,7 @@ bool isHexDigest(const std::string& text) {
 }
 
 void checkManifest(std::string_view text) {
-  auto manifest = mlgo::launch::parseManifest(text, "fuzz");
+  auto manifest = mlgo::table::parseManifest(text, "fuzz");
   if (!manifest.ok())
     return;
   for (size_t i = 1; i < manifest->features.size(); ++i)
@@ -37,7 +37,7 @@ void checkManifest(std::string_view text) {
 
 /// The "decisions" and "module" of the i-th entry of `text`, which the reader
 /// accepted (so it is JSON with an "entries" list of objects).
-void checkAgainstText(std::string_view text, const std::vector<mlgo::launch::TuningEntry>& read) {
+void checkAgainstText(std::string_view text, const std::vector<mlgo::table::TuningEntry>& read) {
   auto value = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
   if (!value)
     std::abort();
@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   constexpr std::string_view kKey = "0123456789abcdef";
-  auto entries = mlgo::launch::parseEntries(text, kKey, "fuzz");
+  auto entries = mlgo::table::parseEntries(text, kKey, "fuzz");
   if (!entries.ok())
     return 0;
   for (const auto& e : *entries)

@@ -1,7 +1,7 @@
-//===- launch/stream_identity.cc - which module a compile is ----------------===//
-#include "mlgo/launch/stream_identity.h"
+//===- table/stream_identity.cc - which module a compile is ----------------===//
+#include "mlgo/table/stream_identity.h"
 
-#include "sha256.h"
+#include "mlgo/table/sha256.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringExtras.h>
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace mlgo::launch {
+namespace mlgo::table {
 
 struct StreamIdentity::Hashes {
   llvm::SHA256 whole;
@@ -73,4 +73,4 @@ std::string StreamIdentity::whole() const {
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
-} // namespace mlgo::launch
+} // namespace mlgo::table

@@ -1,5 +1,5 @@
-//===- launch/tuning_table.cc - reading a tuning directory ------------------===//
-#include "mlgo/launch/tuning_table.h"
+//===- table/tuning_table.cc - reading a tuning directory ------------------===//
+#include "mlgo/table/tuning_table.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 
-namespace mlgo::launch {
+namespace mlgo::table {
 namespace {
 
 constexpr std::string_view kFormat = "mlgo-env-tuning";
@@ -43,7 +43,7 @@ Result<llvm::json::Object> parseObject(std::string_view text, const std::string&
     return bad(where, fmt::format("its format is not '{}'", format));
   auto version = object->getInteger("version");
   if (!version || *version != kVersion)
-    return bad(where, fmt::format("version {}; this launcher reads version {}",
+    return bad(where, fmt::format("version {}; this reader knows version {}",
                                   version ? std::to_string(*version) : "missing", kVersion));
   return std::move(*object);
 }
@@ -288,4 +288,4 @@ std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
   return std::move(entries[left.front()]);
 }
 
-} // namespace mlgo::launch
+} // namespace mlgo::table

@@ -1,5 +1,5 @@
-//===- launch/sha256.cc - SHA-256 of a whole buffer, fast where it can -----===//
-#include "sha256.h"
+//===- table/sha256.cc - SHA-256 of a whole buffer, fast where it can -----===//
+#include "mlgo/table/sha256.h"
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/Support/SHA256.h>
@@ -11,7 +11,7 @@
 #include <immintrin.h>
 #endif
 
-namespace mlgo::launch {
+namespace mlgo::table {
 
 Sha256Digest sha256Portable(std::span<const uint8_t> data) {
   return llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(data.data(), data.size()));
@@ -143,4 +143,4 @@ Sha256Digest sha256(std::span<const uint8_t> data) { return sha256Portable(data)
 
 #endif
 
-} // namespace mlgo::launch
+} // namespace mlgo::table
