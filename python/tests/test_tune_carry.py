@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 
+import pytest
+
 from mlgo_env.tuning.session import TuneOptions, tune
 from mlgo_env.tuning.state import load_states, save_state
 from mlgo_env.tuning.status import status_lines
@@ -17,15 +19,28 @@ from test_train import demo_corpus
 MODULE = "huffman.o"
 
 
-def _first_tune(tmp_path):
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """One first tune of MODULE for the module's tests: (its folder, its summary)."""
     _, demo = demo_corpus()
-    corpus = tmp_path / "corpus"
+    where = tmp_path_factory.mktemp("first")
+    corpus = where / "corpus"
     shutil.copytree(demo, corpus)
-    out = tmp_path / "tuning"
-    o = TuneOptions("inlining", str(corpus), str(out), minutes=1.0, workers=2,
+    o = TuneOptions("inlining", str(corpus), str(where / "tuning"), minutes=1.0, workers=2,
                     progress_every=0, modules=[MODULE])
     first = tune(o, lambda _: None)
     assert first.entries == 1, "the first tune recorded no entry"
+    return where, first
+
+
+def _first_tune(tmp_path, tuned):
+    """A copy of the first tune's corpus and tuning folder in `tmp_path`, and its options."""
+    where, first = tuned
+    corpus, out = tmp_path / "corpus", tmp_path / "tuning"
+    shutil.copytree(where / "corpus", corpus)
+    shutil.copytree(where / "tuning", out)
+    o = TuneOptions("inlining", str(corpus), str(out), minutes=1.0, workers=2,
+                    progress_every=0, modules=[MODULE])
     return o, corpus, out, first
 
 
@@ -44,8 +59,8 @@ def _rename_source(bc: str) -> None:
     os.unlink(ll)
 
 
-def test_an_edit_the_decisions_do_not_see_keeps_the_module_after_one_episode(tmp_path):
-    o, corpus, out, first = _first_tune(tmp_path)
+def test_an_edit_the_decisions_do_not_see_keeps_the_module_after_one_episode(tmp_path, tuned):
+    o, corpus, out, first = _first_tune(tmp_path, tuned)
     before = read_entries(str(out))[0]
     bc = str(corpus / (MODULE + ".bc"))
     old_bytes = open(bc, "rb").read()
@@ -66,8 +81,8 @@ def test_an_edit_the_decisions_do_not_see_keeps_the_module_after_one_episode(tmp
     assert f"kept across an edit: {MODULE}" in status, status
 
 
-def test_a_moved_stream_starts_warm_and_needs_fewer_episodes(tmp_path):
-    o, corpus, out, first = _first_tune(tmp_path)
+def test_a_moved_stream_starts_warm_and_needs_fewer_episodes(tmp_path, tuned):
+    o, corpus, out, first = _first_tune(tmp_path, tuned)
     states, _ = load_states(str(out), "inlining")
     old = states[MODULE]
     assert old["status"] == "done", "the first search did not finish in its minute"
@@ -84,3 +99,22 @@ def test_a_moved_stream_starts_warm_and_needs_fewer_episodes(tmp_path):
     with open(out / "state" / (MODULE + ".json")) as f:
         search = json.load(f)["search"]
     assert "before the edit" in search["start_scores"]
+
+
+def test_an_entry_without_site_keys_is_recorded_again_after_one_episode(tmp_path, tuned):
+    """A table written before entries held site keys: the unchanged module is replayed once
+    and its entry recorded again with them, decisions unchanged."""
+    o, corpus, out, first = _first_tune(tmp_path, tuned)
+    states, _ = load_states(str(out), "inlining")
+    old = states[MODULE]
+    assert "sites" in old["entry"]
+    del old["entry"]["sites"]
+    save_state(str(out), MODULE, old)
+    before = read_entries(str(out))[0]
+    again = tune(o, lambda _: None)
+    assert again.episodes == 1 and again.carried == []
+    states, _ = load_states(str(out), "inlining")
+    assert "sites" in states[MODULE]["entry"] and states[MODULE]["carried"] is False
+    after = read_entries(str(out))[0]
+    assert after.actions == before.actions and after.stream == before.stream
+    assert tune(o, lambda _: None).episodes == 0  # and not again

@@ -49,10 +49,12 @@ class CarriedTuner(ModuleTuner):
     the problem's tuner started warm. Delegates everything after the first episode."""
 
     def __init__(self, cls: type[ModuleTuner], module: str, features: list[str],
-                 old: dict[str, Any]) -> None:
+                 old: dict[str, Any], refresh: bool = False) -> None:
         """`cls`: the problem's tuner; `old`: the module's state from before the edit,
-        with an entry."""
+        with an entry. `refresh`: the module is unchanged, its entry is only recorded again
+        (to add what newer entries hold)."""
         super().__init__(module, features, None)
+        self.refresh = refresh
         self.problem = cls.problem  # type: ignore[misc]
         self.ir2vec_vocab = cls.ir2vec_vocab  # type: ignore[misc]
         self.cls = cls

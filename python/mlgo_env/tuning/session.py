@@ -164,7 +164,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
         features = runner.observation_features()
         tuners, kept = _plan(o, cls, modules, features, identities, states)
         summary.modules, summary.skipped = len(modules), len(kept)
-        edited = sum(1 for t in tuners if isinstance(t, CarriedTuner))
+        edited = sum(1 for t in tuners if isinstance(t, CarriedTuner) and not t.refresh)
         reprofiled = sum(1 for t in tuners if _new_profile(states.get(t.module),
                                                            identities[t.module]))
         say(f"tune: {o.problem}, {len(modules)} modules: {len(tuners)} to search "
@@ -204,7 +204,10 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
         st = states.get(m)
         same = st is not None and st["identity"] == identities[m]
         if same and (st["status"] == "done" or not o.resume):
-            kept[m] = st
+            if _without_site_keys(st):  # an entry older than site keys: recorded again
+                tuners.append(CarriedTuner(cls, m, features, st, refresh=True))
+            else:
+                kept[m] = st
             continue
         if same or st is None or st["identity"].get("clang") != identities[m]["clang"] or \
                 _new_profile(st, identities[m]):
@@ -214,6 +217,13 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
         else:
             tuners.append(cls.warm(m, features, st.get("search")))
     return tuners, kept
+
+
+def _without_site_keys(state: dict) -> bool:
+    """An inlining entry recorded before entries held site keys (the launcher's stale-entry
+    route needs them): one episode replays it and the record step writes them."""
+    e = state.get("entry")
+    return state.get("problem") == "inlining" and e is not None and "sites" not in e
 
 
 def _new_profile(state: dict | None, identity: dict) -> bool:
@@ -247,7 +257,8 @@ def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict
              "default_score": t.default_score, "best_score": t.best_score,
              "episodes": t.episodes + (old.get("episodes", 0) if same else 0),
              "has_decisions": t.has_decisions(), "failure": t.failure, "search": t.state(),
-             "carried": bool(getattr(t, "carried", False)),
+             "carried": bool(old.get("carried")) if getattr(t, "refresh", False) and old
+             else bool(getattr(t, "carried", False)),
              "entry": None, "recorded_score": None}
     if same and old.get("entry") is not None:
         state["entry"], state["recorded_score"] = old["entry"], old.get("recorded_score")
@@ -299,7 +310,8 @@ def _finish(o: TuneOptions, modules: list[str], identities: dict, features: list
         summary.tuned_total += tuned
         rows.append((m, default, tuned, st["status"], st.get("failure") or ""))
     summary.searched = len(tuners)
-    summary.carried = sorted(t.module for t in tuners if getattr(t, "carried", False))
+    summary.carried = sorted(t.module for t in tuners if getattr(t, "carried", False)
+                             and not getattr(t, "refresh", False))
     summary.episodes = sum(t.episodes for t in tuners)
     summary.failures = [f"{t.module}: {t.failure}" for t in tuners if t.failure]
     summary.entries = write_table(o.output, o.problem, identity_features(features),
