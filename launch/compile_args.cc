@@ -1,5 +1,6 @@
 //===- launch/compile_args.cc - which compiler calls a launcher takes -------===//
 #include "mlgo/launch/compile_args.h"
+#include "mlgo/launch/split_call.h"
 
 #include <fmt/format.h>
 
@@ -85,6 +86,9 @@ constexpr std::string_view kTakesValue[] = {"-o",
                                             "--system-header-prefix",
                                             "--no-system-header-prefix",
                                             "-ccc-gcc-name",
+                                            "-dumpdir",
+                                            "-dumpbase",
+                                            "-dumpbase-ext",
                                             "-main-file-name"};
 
 /// Options that make the call something other than a compile to an object.
@@ -145,10 +149,12 @@ bool supportedByExtension(std::string_view path) {
 /// What a pass over the arguments found.
 struct Scan {
   bool compile = false;
+  bool languageGiven = false; ///< Some input has a `-x` language.
   std::optional<std::string> passThrough;
   std::vector<std::pair<std::string, std::optional<std::string>>> inputs; ///< (path, -x language)
   std::string output; ///< -o FILE / -oFILE (the last one)
   std::string optLevel = "-O0";
+  std::vector<ArgRole> roles;
 };
 
 /// "-O2" -> "-O2", "-O" -> "-O1", "-O7" -> "-O3"; nullopt for anything else.
@@ -182,8 +188,10 @@ void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
   }
   if (arg.starts_with("-x")) { // -x LANG, -xLANG
     std::string value = arg.size() > 2 ? arg.substr(2) : std::string();
-    if (arg.size() == 2 && i + 1 < args.size())
+    if (arg.size() == 2 && i + 1 < args.size()) {
       value = args[++i];
+      scan.roles.push_back(ArgRole::kValue);
+    }
     language = value == "none" ? std::nullopt : std::optional(value);
     return;
   }
@@ -193,18 +201,37 @@ void scanOption(std::span<const std::string> args, size_t& i, Scan& scan,
   }
   if (arg == "-o" && i + 1 < args.size()) {
     scan.output = args[++i];
+    scan.roles.back() = ArgRole::kOutput;
+    scan.roles.push_back(ArgRole::kOutput);
     return;
   }
   if (arg.starts_with("-o") && arg.size() > 2 && !arg.starts_with("-obj") &&
       !contains(kTakesValue, arg)) {
     scan.output = arg.substr(2);
+    scan.roles.back() = ArgRole::kOutput;
     return;
   }
-  if (contains(kTakesValue, arg) && i + 1 < args.size())
+  if (contains(kTakesValue, arg) && i + 1 < args.size()) {
     ++i;
+    scan.roles.push_back(ArgRole::kValue);
+  }
+}
+
+/// Why the one input of a `-c` call is not taken; empty when it is.
+std::string singleSourceRefusal(const std::pair<std::string, std::optional<std::string>>& input) {
+  const auto& [source, lang] = input;
+  if (source == "-")
+    return "standard input";
+  if (lang ? !contains(kLanguages, *lang) : !supportedByExtension(source))
+    return lang ? "language " + *lang : "unsupported input " + source;
+  return {};
 }
 
 } // namespace
+
+bool isSupportedSource(std::string_view path) {
+  return supportedByExtension(path);
+}
 
 CallKind classifyCall(std::span<const std::string> args) {
   Scan scan;
@@ -212,6 +239,7 @@ CallKind classifyCall(std::span<const std::string> args) {
   bool onlyInputs = false; // after "--"
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    scan.roles.push_back(ArgRole::kOption);
     if (!onlyInputs && arg == "--") {
       onlyInputs = true;
     } else if (!onlyInputs && arg.starts_with("@")) {
@@ -220,26 +248,26 @@ CallKind classifyCall(std::span<const std::string> args) {
     } else if (!onlyInputs && arg.size() > 1 && arg[0] == '-') {
       scanOption(args, i, scan, language);
     } else {
+      scan.roles.back() = ArgRole::kInput;
       scan.inputs.emplace_back(arg, language);
+      scan.languageGiven = scan.languageGiven || language.has_value();
     }
   }
   CallKind kind;
   kind.output = scan.output;
   kind.optLevel = scan.optLevel;
+  kind.roles = std::move(scan.roles);
   if (scan.inputs.size() == 1)
     kind.source = scan.inputs[0].first;
   if (scan.passThrough)
     kind.reason = *scan.passThrough;
-  else if (!scan.compile)
-    kind.reason = "no -c";
-  else if (scan.inputs.size() != 1)
-    kind.reason = fmt::format("{} inputs", scan.inputs.size());
-  else if (kind.source == "-")
-    kind.reason = "standard input";
-  else if (const auto& lang = scan.inputs[0].second;
-           lang ? !contains(kLanguages, *lang) : !supportedByExtension(kind.source))
-    kind.reason = lang ? "language " + *lang : "unsupported input " + kind.source;
-  kind.interactive = kind.reason.empty();
+  else if (scan.compile && scan.inputs.size() == 1)
+    kind.reason = singleSourceRefusal(scan.inputs[0]);
+  else if (scan.compile && scan.inputs.empty())
+    kind.reason = "0 inputs";
+  else
+    planSplit(args, scan.compile, scan.languageGiven, kind);
+  kind.interactive = kind.reason.empty() && !kind.split;
   return kind;
 }
 

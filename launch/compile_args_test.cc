@@ -56,8 +56,8 @@ TEST(CompileArgsTest, PassesEverythingElseThrough) {
     const char* line;
     const char* reason;
   };
-  for (const Case& c : {Case{"a.o b.o -o prog", "no -c"},
-                        Case{"a.c -o prog", "no -c"},
+  for (const Case& c : {Case{"a.o b.o -o prog", "a link without sources"},
+                        Case{"-o prog", "a link without sources"},
                         Case{"-E a.c", "-E"},
                         Case{"-E -c a.c", "-E"},
                         Case{"-S -c a.c", "-S"},
@@ -70,7 +70,6 @@ TEST(CompileArgsTest, PassesEverythingElseThrough) {
                         Case{"-save-temps -c a.c", "-save-temps"},
                         Case{"-save-temps=obj -c a.c", "-save-temps=obj"},
                         Case{"-cc1 -emit-obj a.c", "-cc1"},
-                        Case{"-c a.c b.c", "2 inputs"},
                         Case{"-c", "0 inputs"},
                         Case{"-c -", "standard input"},
                         Case{"-c a.s", "unsupported input a.s"},
@@ -81,9 +80,11 @@ TEST(CompileArgsTest, PassesEverythingElseThrough) {
                         Case{"-x assembler -c a.c", "language assembler"},
                         Case{"-x c-header -c a.h", "language c-header"},
                         Case{"-c @args.rsp", "a response file (@args.rsp)"},
-                        Case{"-c -UnknownSeparate value a.c", "2 inputs"}}) {
+                        Case{"-c -UnknownSeparate value a.c",
+                             "value in a compile of several sources: not a C/C++ source"}}) {
     CallKind kind = classify(c.line);
     EXPECT_FALSE(kind.interactive) << c.line;
+    EXPECT_FALSE(kind.split) << c.line;
     EXPECT_EQ(kind.reason, c.reason) << c.line;
   }
   // -x none goes back to the extension.

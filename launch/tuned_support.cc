@@ -94,6 +94,8 @@ std::string appendLog(const TunedLaunch& tuned, const std::string& source,
                                                         : "fallback"},
                           {"module", result.module},
                           {"why", why}};
+  if (!tuned.linkedInto.empty())
+    line["linked_into"] = tuned.linkedInto;
   if (result.stale && !failedCompile) {
     line["from_entry"] = static_cast<int64_t>(result.fromEntry);
     line["decisions"] = static_cast<int64_t>(result.decisions);

@@ -2,7 +2,9 @@
 ///
 /// `mlgo-env launch --policy=FILE [--problem=P] -- COMPILER ARGS...`, a
 /// compiler launcher (mlgo/launch/launcher.h): compiles run with the policy
-/// answering, every other call is exec()ed unchanged. The exit code is the
+/// (or the table, mlgo/launch/tuned_launch.h) answering, a call of several
+/// sources or a compile-and-link is taken apart (mlgo/launch/split_launch.h),
+/// every other call is exec()ed unchanged. The exit code is the
 /// compiler's; 1 when the compile failed otherwise (the message names the
 /// source file); 2 for a bad launcher command line; 127 when the compiler
 /// cannot be run at all. The same launcher is also the program
@@ -15,6 +17,8 @@
 
 #include "mlgo/launch/compile_args.h"
 #include "mlgo/launch/launcher.h"
+#include "mlgo/launch/split_call.h"
+#include "mlgo/launch/split_launch.h"
 #include "mlgo/launch/thinlto_jobs.h"
 #include "mlgo/launch/tuned_launch.h"
 
@@ -48,26 +52,30 @@ void say(const std::string& message) {
   std::fflush(stderr);
 }
 
-/// A compile with a tuning table (mlgo/launch/tuned_launch.h).
-int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
-                 const policy::Policy* fallback, support::CleanupScope& scope) {
-  auto table = launch::TuningTable::open(flags.tuning);
-  if (!table.ok()) {
-    say(kind.source + ": " + table.error().message());
-    return 1;
-  }
-  launch::TunedLaunch tuned;
-  tuned.table = &*table;
+/// What answers a call's compiles: a table (opened once per call), a
+/// policy, or both (the policy then answers what the table lacks).
+struct Answering {
+  std::optional<launch::TuningTable> table;
+  std::optional<policy::Policy> policy;
+};
+
+/// One compile of `source` (writing `output`, as the build names it; for a
+/// source of a compile-and-link its module's name) through the table
+/// (mlgo/launch/tuned_launch.h). Returns the exit code.
+int compileWithTable(const LaunchFlags& flags, const launch::LaunchOptions& options,
+                     const Answering& answering, const std::string& source,
+                     const launch::TunedLaunch& where, support::CleanupScope& scope) {
+  const policy::Policy* fallback = answering.policy ? &*answering.policy : nullptr;
+  launch::TunedLaunch tuned = where;
+  tuned.table = &*answering.table;
   tuned.fallback = fallback;
-  tuned.output = kind.output;
-  tuned.optLevel = kind.optLevel;
   tuned.stale = !flags.noStale;
   if (!flags.noLog)
     tuned.log = flags.log.empty() ? std::filesystem::path(flags.tuning) / "launch.log"
                                   : std::filesystem::path(flags.log);
-  auto outcome = launch::runTuned(flags.options, kind.source, tuned, scope);
+  auto outcome = launch::runTuned(options, source, tuned, scope);
   if (!outcome.ok()) {
-    say(kind.source + ": " + outcome.error().message());
+    say(source + ": " + outcome.error().message());
     return 2;
   }
   if (scope.cleanupBegan())
@@ -75,16 +83,55 @@ int runWithTable(const LaunchFlags& flags, const launch::CallKind& kind,
   if (outcome->outcome.error)
     say(outcome->outcome.error->message());
   else if (flags.explain)
-    say(outcome->tuned   ? kind.source + ": tuned decisions of module '" + outcome->module + "'"
+    say(outcome->tuned   ? source + ": tuned decisions of module '" + outcome->module + "'"
         : outcome->stale ? fmt::format("{}: stale: {} of {} decisions from module '{}' by call "
                                        "site, the rest {} ({})",
-                                       kind.source, outcome->fromEntry, outcome->decisions,
+                                       source, outcome->fromEntry, outcome->decisions,
                                        outcome->module, fallback ? "the policy's" : "clang's own",
                                        outcome->why)
-                         : kind.source + ": fallback: " + outcome->why);
+                         : source + ": fallback: " + outcome->why);
   if (!outcome->note.empty())
-    say(kind.source + ": " + outcome->note);
+    say(source + ": " + outcome->note);
   return outcome->outcome.exitCode;
+}
+
+/// One compile of `source` through the table, else the policy. Returns the
+/// exit code.
+int compileOne(const LaunchFlags& flags, const launch::LaunchOptions& options,
+               const Answering& answering, const std::string& source,
+               const launch::TunedLaunch& where, support::CleanupScope& scope) {
+  if (answering.table)
+    return compileWithTable(flags, options, answering, source, where, scope);
+  auto outcome = launch::runInteractive(options, source, *answering.policy, scope);
+  if (!outcome.ok()) {
+    say(source + ": " + outcome.error().message());
+    return 2;
+  }
+  // Once a signal is being handled, its line says what happened.
+  if (outcome->error && !scope.cleanupBegan())
+    say(outcome->error->message());
+  return outcome->exitCode;
+}
+
+/// Several sources, or a compile-and-link (mlgo/launch/split_launch.h).
+int runSplitCall(const LaunchFlags& flags, const launch::CallKind& kind,
+                 const Answering& answering, support::CleanupScope& scope) {
+  auto compile = [&](const launch::LaunchOptions& one, const std::string& source,
+                     const std::string& module) {
+    launch::TunedLaunch where;
+    where.output = module;
+    where.optLevel = kind.optLevel;
+    if (kind.link)
+      where.linkedInto = launch::linkOutput(kind);
+    return compileOne(flags, one, answering, source, where, scope);
+  };
+  auto code = launch::runSplit(flags.options, kind, compile, scope);
+  if (!code.ok()) {
+    if (!scope.cleanupBegan())
+      say(code.error().message());
+    return 1;
+  }
+  return *code;
 }
 
 /// lld's Distributed ThinLTO jobs (mlgo/launch/thinlto_jobs.h).
@@ -100,6 +147,39 @@ int runThinLtoJobs(const LaunchFlags& flags) {
     return 1;
   }
   return 0;
+}
+
+/// Reads the policy and opens the table the flags name; false (said, naming
+/// `what`) when one cannot be read.
+bool loadAnswering(const LaunchFlags& flags, const std::string& what, Answering& answering) {
+  if (!flags.policy.empty()) {
+    auto loaded = policy::Policy::load(flags.policy);
+    if (!loaded.ok()) {
+      say(what + ": " + loaded.error().message());
+      return false;
+    }
+    answering.policy.emplace(std::move(*loaded));
+  }
+  if (!flags.tuning.empty()) {
+    auto table = launch::TuningTable::open(flags.tuning);
+    if (!table.ok()) {
+      say(what + ": " + table.error().message());
+      return false;
+    }
+    answering.table.emplace(std::move(*table));
+  }
+  return true;
+}
+
+/// What --explain says of a call.
+std::string explainCall(const launch::CallKind& kind) {
+  if (kind.interactive)
+    return "interactive compile of " + kind.source;
+  if (!kind.split)
+    return "passes through: " + kind.reason;
+  return fmt::format("splits the call: {} source{} compiled alone{}", kind.sources.size(),
+                     kind.sources.size() == 1 ? "" : "s",
+                     kind.link ? ", then linked into " + launch::linkOutput(kind) : std::string());
 }
 
 int runLaunch(LaunchFlags& flags) {
@@ -124,36 +204,24 @@ int runLaunch(LaunchFlags& flags) {
   std::span<const std::string> args(options.command.begin() + 1, options.command.end());
   launch::CallKind kind = launch::classifyCall(args);
   if (flags.explain)
-    say(kind.interactive ? "interactive compile of " + kind.source
-                         : "passes through: " + kind.reason);
-  if (!kind.interactive) {
+    say(explainCall(kind));
+  if (!kind.interactive && !kind.split) {
     Status st = launch::runPassThrough(options.command);
     say(st.error().message());
     return 127;
   }
-  std::optional<policy::Policy> policy;
-  if (!flags.policy.empty()) {
-    auto loaded = policy::Policy::load(flags.policy);
-    if (!loaded.ok()) {
-      say(kind.source + ": " + loaded.error().message());
-      return 1;
-    }
-    policy.emplace(std::move(*loaded));
-  }
+  Answering answering;
+  if (!loadAnswering(flags, kind.split ? launch::linkOutput(kind) : kind.source, answering))
+    return 1;
   std::signal(SIGPIPE, SIG_IGN);
   support::CleanupScope scope;
   InterruptGuard interrupts("mlgo-env launch", scope);
-  if (!flags.tuning.empty())
-    return runWithTable(flags, kind, policy ? &*policy : nullptr, scope);
-  auto outcome = launch::runInteractive(options, kind.source, *policy, scope);
-  if (!outcome.ok()) {
-    say(kind.source + ": " + outcome.error().message());
-    return 2;
-  }
-  // Once a signal is being handled, its line says what happened.
-  if (outcome->error && !scope.cleanupBegan())
-    say(outcome->error->message());
-  return outcome->exitCode;
+  if (kind.split)
+    return runSplitCall(flags, kind, answering, scope);
+  launch::TunedLaunch where;
+  where.output = kind.output;
+  where.optLevel = kind.optLevel;
+  return compileOne(flags, options, answering, kind.source, where, scope);
 }
 
 /// The launcher's options, on `mlgo-env launch` or on mlgo-env-launch itself.

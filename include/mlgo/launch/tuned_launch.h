@@ -55,9 +55,10 @@
 /// Each compile appends one JSON line to `log` (when set): {"source",
 /// "output", "outcome": "tuned" | "stale" | "fallback" | "failed" |
 /// "no-decisions" (the compiler asked nothing: its object is the plain one),
-/// "module", "why"}; a stale line also has "from_entry" and "decisions" (the
-/// decisions answered from the entry, of all); its "why" says why the exact
-/// route did not apply; a stale route that matched no site is a fallback.
+/// "module", "why"}, and "linked_into" for a source of a compile-and-link; a
+/// stale line also has "from_entry" and "decisions" (the decisions answered
+/// from the entry, of all); its "why" says why the exact route did not
+/// apply; a stale route that matched no site is a fallback.
 /// `python -m mlgo_env.tune status` summarises it. The line is written with
 /// one write() on an O_APPEND descriptor, so concurrent compiles do not
 /// interleave; a log that cannot be written is reported in `note` only.
@@ -90,7 +91,11 @@ struct TunedLaunch {
   /// What answers a module the table does not have; null = clang's own.
   const policy::Policy* fallback = nullptr;
   /// The object the compile writes (`-o`), as the build gave it; may be empty.
+  /// A source of a compile-and-link (split_call.h): its module's name.
   std::string output;
+  /// A source of a compile-and-link: what the call links (logged as
+  /// "linked_into"); empty otherwise.
+  std::string linkedInto;
   /// The compile's optimisation level (compile_args.h); entries tuned at
   /// another level do not apply.
   std::string optLevel;

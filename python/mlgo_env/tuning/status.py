@@ -17,7 +17,8 @@ Two views, each a few lines of text:
   got their tuned decisions, those whose module changed but kept the tuned decisions of its
   unchanged call sites (``stale``: how many of their decisions came from the entry), those
   without a decision to make, those that fell back with the launcher's reason and those that
-  failed, each named.
+  failed, each named. A source of a compile-and-link (its line has ``linked_into``) counts
+  apart from a ``-c`` of the same module: ``src.c (linked into lib.so)``.
 
 With an inline-replay file (python -m mlgo_env.tune replay-file), a line says whether the
 file is still the one tune wrote (its SHA-256 is in inline-replay.json).
@@ -129,15 +130,21 @@ def _profile(identity: str | None) -> str:
     return f"profile {identity[:12]}" if is_profile_digest(identity) else identity
 
 
+def _named(record: dict) -> str:
+    """A log line's source as status names it (a compile-and-link's says what it links)."""
+    into = record.get("linked_into")
+    return f"{record.get('source')} (linked into {into})" if into else str(record.get("source"))
+
+
 def log_lines(log: str) -> Iterator[str]:
-    last: dict[str, dict] = {}
+    last: dict[tuple[str, str], dict] = {}
     with open(log, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-                key = record.get("output") or record["source"]
+                key = (record.get("output") or record["source"], record.get("linked_into", ""))
                 last[key] = record
             except (ValueError, KeyError, TypeError, AttributeError):
                 raise TableError(f"{log}:{n}: not a launcher log line") from None
@@ -153,11 +160,11 @@ def log_lines(log: str) -> Iterator[str]:
            f"decisions, {len(stale)} changed but keeping their unchanged call sites' "
            f"({kept} of {asked} decisions), {len(plain)} without any decision to make, "
            f"{len(other)} fell back, {len(failed)} failed")
-    for r in sorted(stale, key=lambda r: r.get("source", "")):
-        yield (f"  kept by call site: {r.get('source')}: {r.get('from_entry')} of "
+    for r in sorted(stale, key=_named):
+        yield (f"  kept by call site: {_named(r)}: {r.get('from_entry')} of "
                f"{r.get('decisions')} decisions from module '{r.get('module')}' "
                f"({r.get('why', '')})")
-    for r in sorted(other, key=lambda r: r.get("source", "")):
-        yield f"  fell back: {r.get('source')}: {r.get('why', r.get('outcome'))}"
-    for r in sorted(failed, key=lambda r: r.get("source", "")):
-        yield f"  failed: {r.get('source')}: {r.get('why', '')}"
+    for r in sorted(other, key=_named):
+        yield f"  fell back: {_named(r)}: {r.get('why', r.get('outcome'))}"
+    for r in sorted(failed, key=_named):
+        yield f"  failed: {_named(r)}: {r.get('why', '')}"
