@@ -8,9 +8,10 @@ between) built with N's tuning as it is, then N+1 retuned incrementally.
 
 TREE_N, TREE_N1 and each --commit TREE are source trees of one package (e.g. `git archive`
 of two release tags), built by the package's own build system as bench/tune.py's recipe for
-`--package` says (a tree without `configure` but with `autogen.sh` is bootstrapped first).
-Steps, each printed with its wall time and kept in WORK/results.json (a step whose outputs
-exist is not run again; `--steps` picks some):
+`--package` says (a tree without `configure` gets one from `autoreconf -fi` first: Debian's
+autoconf, automake, libtool, autopoint).
+Steps, each printed with its figures and kept in WORK/results.json (`--steps` picks which
+run; the others' figures are read from there):
 
 - **old**: capture N (`mlgo-env corpus build`), tune it (`python -m mlgo_env.tune`, the first
   tune's wall time), build N plainly, through the launcher and with the replay file; linked
@@ -18,8 +19,9 @@ exist is not run again; `--steps` picks some):
 - **new**: N+1 plainly, through the launcher with N's table, and with N's replay file (its
   flags as they are): the share of N's linked gain each route keeps without retuning;
 - **retune**: N's tuning directory copied, N+1 captured and tuned into the copy
-  incrementally (same minutes): its wall time against the first tune's, N+1's gain by both
-  routes with the retuned table;
+  incrementally, with a third of the first tune's minutes (`--retune-minutes`): its wall
+  time against the first tune's, N+1's gain by both routes with the retuned table against
+  N's;
 - **commits**: each --commit tree built plainly, through the launcher and with the replay
   file of N's tuning: the share kept along the way.
 
@@ -44,10 +46,11 @@ OPT = "-Oz"
 
 
 def prepare(tree: str) -> str:
-    """A tree from a repository has no configure yet: its autogen.sh makes it (in place)."""
+    """A tree from a repository may have no configure yet: `autoreconf -fi` makes it, in
+    place (Debian's autoconf, automake, libtool and autopoint)."""
     if not os.path.exists(os.path.join(tree, "configure")) and \
-            os.path.exists(os.path.join(tree, "autogen.sh")):
-        bt.run(["sh", "autogen.sh"], tree, log=os.path.join(tree, "autogen.log"))
+            os.path.exists(os.path.join(tree, "configure.ac")):
+        bt.run(["autoreconf", "-fi"], tree, log=os.path.join(tree, "autoreconf.log"))
     return tree
 
 
@@ -135,6 +138,8 @@ def main() -> int:
     p.add_argument("--new", required=True)
     p.add_argument("--commit", action="append", default=[])
     p.add_argument("--minutes", type=float, default=12.0)
+    p.add_argument("--retune-minutes", type=float, default=None,
+                   help="the retune's budget (default: a third of --minutes, the target)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--work", default="/tmp/mlgo-bench-drift")
     p.add_argument("--steps", default="old,new,retune,commits")
@@ -177,7 +182,8 @@ def main() -> int:
         corpus = os.path.join(work, "corpus-new")
         shutil.rmtree(corpus, ignore_errors=True)
         bt.capture(recipe, prepare(a.new), os.path.join(work, "capture-new"), OPT, corpus, logs)
-        res["retune_s"] = tune(corpus, new_tuning, a.minutes, a.workers)
+        minutes = a.retune_minutes if a.retune_minutes is not None else a.minutes / 3
+        res["retune_s"] = tune(corpus, new_tuning, minutes, a.workers)
         res["retuned"] = builds_of(recipe, a.new, os.path.join(work, "retuned"), new_tuning,
                                    logs, "retuned")
         keep()
