@@ -1,72 +1,13 @@
 //===- launch/stale_entry.cc - a changed module's unchanged call sites ------===//
 #include "stale_entry.h"
 
-#include <llvm/Support/JSON.h>
-#include <llvm/Support/MemoryBuffer.h>
-
-#include <algorithm>
-#include <filesystem>
-#include <system_error>
+#include <string>
 
 namespace mlgo::launch {
 namespace {
 
-constexpr std::string_view kIndexFile = "module-index.json";
-constexpr std::string_view kIndexFormat = "mlgo-env-tuning-index";
-
-/// One row of DIR/module-index.json.
-struct IndexRow {
-  std::string module;
-  std::string opt;
-  std::string first;
-};
-
 Error badIndex(const std::string& where, std::string_view what) {
   return makeError(ErrorCode::kInvalidArgument, "tuning file '{}': {}", where, what);
-}
-
-bool isDigest(llvm::StringRef text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
-/// The index's rows; none when the table has no index.
-Result<std::vector<IndexRow>> readIndex(const std::filesystem::path& dir) {
-  std::filesystem::path path = dir / kIndexFile;
-  std::string where = path.string();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return ec ? Result<std::vector<IndexRow>>(makeError(ErrorCode::kIo, "tuning file '{}': {}",
-                                                        where, ec.message()))
-              : std::vector<IndexRow>{};
-  auto buffer = llvm::MemoryBuffer::getFile(where, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return makeError(ErrorCode::kIo, "tuning file '{}': cannot be read: {}", where,
-                     buffer.getError().message());
-  auto value = llvm::json::parse((*buffer)->getBuffer());
-  if (!value)
-    return badIndex(where, "not JSON: " + llvm::toString(value.takeError()));
-  const auto* object = value->getAsObject();
-  if (!object || object->getString("format") != llvm::StringRef(kIndexFormat) ||
-      object->getInteger("version") != 1)
-    return badIndex(where, fmt::format("not a module index of version 1 (format '{}')",
-                                       kIndexFormat));
-  const auto* rows = object->getArray("modules");
-  if (!rows)
-    return badIndex(where, "no 'modules' list");
-  std::vector<IndexRow> out;
-  for (const auto& row : *rows) {
-    const auto* o = row.getAsObject();
-    auto module = o ? o->getString("module") : std::nullopt;
-    auto opt = o ? o->getString("opt") : std::nullopt;
-    auto first = o ? o->getString("first") : std::nullopt;
-    if (!module || !opt || !first || !isDigest(*first))
-      return badIndex(where, "a row lacks module, opt or first (a SHA-256 in hex)");
-    out.push_back({module->str(), opt->str(), first->str()});
-  }
-  return out;
 }
 
 std::string_view fileName(std::string_view path) {
@@ -107,14 +48,14 @@ std::optional<uint8_t> StaleAnswers::next(uint64_t key) {
 
 Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view objectPath,
                                    std::string_view optLevel, std::string_view profile) {
-  auto rows = readIndex(table.dir());
+  auto rows = table::readIndex(table.dir());
   if (!rows.ok())
     return rows.error();
   if (rows->empty())
     return StaleLookup{std::nullopt, "the table has no site keys (tune again to record them)"};
-  std::vector<const IndexRow*> named;
+  std::vector<const table::IndexRow*> named;
   std::vector<std::string_view> names;
-  for (const IndexRow& row : *rows)
+  for (const table::IndexRow& row : *rows)
     if (row.opt == optLevel && fileName(row.module) == fileName(objectPath)) {
       named.push_back(&row);
       names.push_back(row.module);
@@ -128,7 +69,7 @@ Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view ob
                        fmt::format("{} modules tuned at {} are named like '{}' and the path "
                                    "does not tell them apart",
                                    closest.size(), optLevel, objectPath)};
-  const IndexRow& row = *named[closest.front()];
+  const table::IndexRow& row = *named[closest.front()];
   auto entries = table.lookup(row.first);
   if (!entries.ok())
     return entries.error();
@@ -142,7 +83,7 @@ Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view ob
                          "module '" + e.module + "' was tuned with another profile"};
     return StaleLookup{std::move(e), ""};
   }
-  return badIndex((table.dir() / kIndexFile).string(),
+  return badIndex((table.dir() / table::kIndexFile).string(),
                   fmt::format("lists module '{}', whose entry is not in the table", row.module));
 }
 

@@ -56,32 +56,6 @@ TEST(SiteKeyTest, MatchesTheGoldenKeysAndIgnoresOnlyModuleWideFeatures) {
     EXPECT_EQ(after.sites[i] == hashes.sites[i], i != 4) << i;
 }
 
-TEST(SiteKeyTest, EntriesReadTheirSitesAndRefuseAWrongCount) {
-  std::string first = "0123456789abcdef" + std::string(48, 'a');
-  auto text = [&](const std::string& sites) {
-    return R"({"format": "mlgo-env-tuning-entries", "version": 1, "entries": [{"module": "a.o",)"
-           R"( "opt": "-Oz", "decisions": 2, "actions": "AQA=", "first": ")" +
-           first + R"(", "stream": ")" + std::string(64, 'b') +
-           R"(", "default_score": 2, "tuned_score": 1)" + sites + "}]}";
-  };
-  uint64_t keys[2] = {0x1122334455667788u, 42};
-  auto read = table::parseEntries(text(R"(, "sites": ")" + testing::base64(keys, 16) + "\""),
-                           "0123456789abcdef", "k.json");
-  ASSERT_TRUE(read.ok()) << read.error().message();
-  EXPECT_EQ(read->front().sites, (std::vector<uint64_t>{keys[0], keys[1]}));
-  read = table::parseEntries(text(""), "0123456789abcdef", "k.json");
-  ASSERT_TRUE(read.ok());
-  EXPECT_TRUE(read->front().sites.empty()); // a table older than site keys
-  read = table::parseEntries(text(R"(, "sites": ")" + testing::base64(keys, 8) + "\""),
-                      "0123456789abcdef", "DIR/k.json");
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.error().message(),
-            "tuning file 'DIR/k.json': entry 'a.o': sites holds 8 bytes, not 8 per decision");
-  read = table::parseEntries(text(R"(, "sites": 3)"), "0123456789abcdef", "k.json");
-  ASSERT_FALSE(read.ok());
-  EXPECT_NE(read.error().message().find("sites must be a base64 string"), std::string::npos);
-}
-
 TEST(StaleAnswersTest, TheKthDecisionOfAKeyGetsTheKthRecordedAction) {
   TuningEntry entry;
   entry.module = "a.o";

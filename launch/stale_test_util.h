@@ -4,7 +4,8 @@
 /// Test helpers of the stale route's tests: a recorded clang stream
 /// (tests/data/streams/) whose observations a test edits and writes back,
 /// its identity as the record step computes it, and a tuning directory
-/// written as `python -m mlgo_env.tune` writes one (docs/tuning-format.md).
+/// written by the one writer (table_writer.h), as `python -m mlgo_env.tune`
+/// writes one.
 /// Failures are gtest failures. Single-threaded.
 ///
 //===----------------------------------------------------------------------===//
@@ -12,7 +13,7 @@
 #define MLGO_LAUNCH_STALE_TEST_UTIL_H
 
 #include "mlgo/launch/tuned_launch.h"
-#include "mlgo/protocol/observation_codec.h"
+#include "mlgo/table/table_writer.h"
 #include "mlgo/protocol/stream_reader.h"
 #include "mlgo/protocol/stream_writer.h"
 
@@ -22,7 +23,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,51 +139,29 @@ struct TableEntryFixture {
   bool sites = true; ///< false: as tables older than site keys.
 };
 
-inline std::string base64(const void* data, size_t size) {
-  std::string out;
-  protocol::appendBase64(out, {static_cast<const std::byte*>(data), size});
-  return out;
-}
-
-/// Writes DIR/tuning.json, DIR/modules/<key>.json and, for entries with
-/// site keys, DIR/module-index.json (unless `index` is false).
+/// Writes the table of `entries` (problem inlining) with the one writer
+/// (table_writer.h); without the module index when `index` is false.
 inline void writeTable(const std::filesystem::path& dir, const std::vector<std::string>& features,
                        const CompilerStamp& clang, const std::vector<TableEntryFixture>& entries,
                        bool index = true) {
-  std::string names;
-  for (const auto& f : features)
-    names += (names.empty() ? "\"" : ", \"") + f + "\"";
-  writeFile(dir / "tuning.json",
-            fmt::format(R"({{"format": "mlgo-env-tuning", "version": 1, "problem": "inlining",
- "features": [{}], "clang": {{"path": "{}", "size": {}, "mtime_ns": {}, "version": "{}"}},
- "modules": {}}})",
-                        names, clang.path, clang.size, clang.mtimeNs, clang.version,
-                        entries.size()));
-  std::map<std::string, std::string> files;
-  std::string rows;
+  table::TableContents contents{"inlining", features, clang, {}};
   for (const auto& e : entries) {
-    std::string sites = e.sites ? fmt::format(R"(, "sites": "{}")",
-                                              base64(e.hashes.sites.data(),
-                                                     e.hashes.sites.size() * sizeof(uint64_t)))
-                                : "";
-    std::string& file = files[e.hashes.first.substr(0, 16)];
-    file += fmt::format(R"({}{{"module": "{}", "opt": "{}", "decisions": {}, "actions": "{}",
- "first": "{}", "stream": "{}", "default_score": 10, "tuned_score": 9{}}})",
-                        file.empty() ? "" : ", ", e.module, e.opt, e.actions.size(),
-                        base64(e.actions.data(), e.actions.size()), e.hashes.first,
-                        e.hashes.whole, sites);
+    TuningEntry entry;
+    entry.module = e.module;
+    entry.opt = e.opt;
+    entry.actions = e.actions;
+    entry.first = e.hashes.first;
+    entry.stream = e.hashes.whole;
+    entry.defaultScore = 10;
+    entry.tunedScore = 9;
     if (e.sites)
-      rows += fmt::format(R"({}{{"module": "{}", "opt": "{}", "first": "{}"}})",
-                          rows.empty() ? "" : ", ", e.module, e.opt, e.hashes.first);
+      entry.sites = e.hashes.sites;
+    contents.entries.push_back(std::move(entry));
   }
-  for (const auto& [key, text] : files)
-    writeFile(dir / "modules" / (key + ".json"),
-              R"({"format": "mlgo-env-tuning-entries", "version": 1, "entries": [)" + text +
-                  "]}");
-  std::filesystem::remove(dir / "module-index.json"); // as the writer does with no rows
-  if (index && !rows.empty())
-    writeFile(dir / "module-index.json",
-              R"({"format": "mlgo-env-tuning-index", "version": 1, "modules": [)" + rows + "]}");
+  auto written = table::writeTable(dir, std::move(contents));
+  ASSERT_TRUE(written.ok()) << written.error().message();
+  if (!index)
+    std::filesystem::remove(dir / table::kIndexFile);
 }
 
 } // namespace mlgo::launch::testing

@@ -59,8 +59,7 @@ VERSIONS = {
     "policy": [
         ("include/mlgo/policy/policy_file.h", r"\bkNewestVersion\s*=\s*(\d+)")],
     "tuning": [
-        ("table/tuning_table.cc", r"\bkVersion\s*=\s*(\d+)"),
-        ("python/mlgo_env/tuning/table.py", r"^VERSION\s*=\s*(\d+)")],
+        ("include/mlgo/table/tuning_table.h", r"\bkVersion\s*=\s*(\d+)")],
     "protocol": [
         ("include/mlgo/server/dispatcher.h", r"\bkProtocolVersion\s*=\s*(\d+)")],
 }

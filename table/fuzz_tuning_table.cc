@@ -6,13 +6,17 @@
 /// accepts must hold together: every entry's action count is what it said
 /// (its "decisions", read here from the same text), its digests are 64 hex
 /// digits filed under the key; a manifest's features are sorted and
-/// distinct. Any accepted input that breaks one of these aborts.
+/// distinct. And the writer must write every accepted entry (unless a score
+/// is not finite, which it refuses) as text the reader reads back as the
+/// same entry. Any accepted input that breaks one of these aborts.
 ///
 //===----------------------------------------------------------------------===//
+#include "mlgo/table/table_writer.h"
 #include "mlgo/table/tuning_table.h"
 
 #include <llvm/Support/JSON.h>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace {
@@ -55,6 +59,19 @@ void checkAgainstText(std::string_view text, const std::vector<mlgo::table::Tuni
   }
 }
 
+/// The writer writes `e` as text the reader reads back as `e`.
+void checkRoundTrip(const mlgo::table::TuningEntry& e) {
+  auto text = mlgo::table::entryText(e);
+  if (!text.ok()) {
+    if (std::isfinite(e.defaultScore) && std::isfinite(e.tunedScore))
+      std::abort();
+    return;
+  }
+  auto back = mlgo::table::parseEntry(*text, "fuzz");
+  if (!back.ok() || !(*back == e))
+    std::abort();
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -73,5 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!isHexDigest(e.first) || !isHexDigest(e.stream) || !e.first.starts_with(kKey))
       std::abort();
   checkAgainstText(text, *entries);
+  for (const auto& e : *entries)
+    checkRoundTrip(e);
   return 0;
 }

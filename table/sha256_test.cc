@@ -19,8 +19,7 @@ TEST(Sha256Test, TheCpuExtensionsGiveThePortableDigest) {
     b = static_cast<uint8_t>(x >> 24);
   }
   for (size_t n = 0; n <= 200; ++n)
-    EXPECT_EQ(sha256(std::span(bytes.data(), n)), sha256Portable(std::span(bytes.data(), n)))
-        << n;
+    EXPECT_EQ(sha256(std::span(bytes.data(), n)), sha256Portable(std::span(bytes.data(), n))) << n;
   EXPECT_EQ(sha256(bytes), sha256Portable(bytes));
   std::string abc = "abc";
   auto digest = sha256(std::span(reinterpret_cast<const uint8_t*>(abc.data()), abc.size()));

@@ -1,33 +1,70 @@
-//===- table/stream_identity.cc - which module a compile is ----------------===//
+//===- table/stream_identity.cc - which module a compile is -----------------===//
 #include "mlgo/table/stream_identity.h"
-
-#include "mlgo/table/sha256.h"
-
-#include <llvm/ADT/ArrayRef.h>
-#include <llvm/ADT/StringExtras.h>
-#include <llvm/Support/SHA256.h>
 
 #include <algorithm>
 #include <cstring>
 
 namespace mlgo::table {
+namespace {
 
-struct StreamIdentity::Hashes {
-  llvm::SHA256 whole;
-  std::vector<uint8_t> bytes; ///< One observation's identity (or site) bytes.
+bool among(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
-  /// SHA-256 of the tensors `order` names, concatenated (sha256.h: on the
-  /// CPU's SHA extensions where it has them).
-  Sha256Digest digest(std::span<const size_t> order,
-                      std::span<const std::span<const std::byte>> tensors) {
-    bytes.clear();
-    for (size_t i : order) {
-      const auto* data = reinterpret_cast<const uint8_t*>(tensors[i].data());
-      bytes.insert(bytes.end(), data, data + tensors[i].size());
-    }
-    return sha256(bytes);
+std::string hex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
   }
-};
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> identityFeatures(std::span<const std::string> names) {
+  std::vector<std::string> out;
+  for (const std::string& name : names)
+    if (!among(kNotIdentityFeatures, name))
+      out.push_back(name);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> siteFeatures(std::span<const std::string> features) {
+  std::vector<std::string> out;
+  for (const std::string& name : features)
+    if (!among(kModuleWideFeatures, name))
+      out.push_back(name);
+  return out;
+}
+
+Sha256Digest identityDigest(std::span<const std::span<const std::byte>> tensors,
+                            std::vector<uint8_t>& scratch) {
+  scratch.clear();
+  for (std::span<const std::byte> tensor : tensors) {
+    const auto* data = reinterpret_cast<const uint8_t*>(tensor.data());
+    scratch.insert(scratch.end(), data, data + tensor.size());
+  }
+  return sha256(scratch);
+}
+
+uint64_t siteKey(std::span<const std::span<const std::byte>> tensors,
+                 std::vector<uint8_t>& scratch) {
+  Sha256Digest digest = identityDigest(tensors, scratch);
+  uint64_t key = 0;
+  std::memcpy(&key, digest.data(), sizeof key);
+  return key;
+}
+
+std::string streamHex(std::span<const Sha256Digest> digests) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(digests.data());
+  Sha256Digest whole = sha256(std::span(bytes, digests.size() * sizeof(Sha256Digest)));
+  return hex(whole);
+}
 
 Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
                                               std::span<const std::string> features) {
@@ -40,37 +77,29 @@ Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
                        "modules by",
                        name);
     identity.order_.push_back(*index);
-    if (std::find(kModuleWideFeatures.begin(), kModuleWideFeatures.end(), name) ==
-        kModuleWideFeatures.end())
+    if (!among(kModuleWideFeatures, name))
       identity.siteOrder_.push_back(*index);
   }
-  identity.hashes_ = std::make_unique<Hashes>();
   return identity;
 }
 
-StreamIdentity::StreamIdentity(StreamIdentity&&) noexcept = default;
-StreamIdentity& StreamIdentity::operator=(StreamIdentity&&) noexcept = default;
-StreamIdentity::~StreamIdentity() = default;
+std::span<const std::span<const std::byte>>
+StreamIdentity::pick(std::span<const size_t> order,
+                     std::span<const std::span<const std::byte>> tensors) const {
+  views_.clear();
+  for (size_t i : order)
+    views_.push_back(tensors[i]);
+  return views_;
+}
 
 void StreamIdentity::add(std::span<const std::span<const std::byte>> tensors) {
-  Sha256Digest digest = hashes_->digest(order_, tensors);
-  if (count_ == 0)
-    first_ = llvm::toHex(digest, /*LowerCase=*/true);
-  hashes_->whole.update(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()));
-  ++count_;
+  digests_.push_back(identityDigest(pick(order_, tensors), scratch_));
+  if (digests_.size() == 1)
+    first_ = hex(digests_.front());
 }
 
 uint64_t StreamIdentity::siteKey(std::span<const std::span<const std::byte>> tensors) const {
-  Sha256Digest digest = hashes_->digest(siteOrder_, tensors);
-  uint64_t key = 0;
-  std::memcpy(&key, digest.data(), sizeof key);
-  return key;
-}
-
-std::string StreamIdentity::whole() const {
-  llvm::SHA256 copy = hashes_->whole;
-  auto digest = copy.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  return table::siteKey(pick(siteOrder_, tensors), scratch_);
 }
 
 } // namespace mlgo::table

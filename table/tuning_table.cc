@@ -1,33 +1,31 @@
 //===- table/tuning_table.cc - reading a tuning directory ------------------===//
 #include "mlgo/table/tuning_table.h"
 
-#include <algorithm>
-#include <cstring>
-
 #include "mlgo/protocol/observation_codec.h"
 
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <algorithm>
+#include <cstring>
+#include <system_error>
 
 namespace mlgo::table {
-namespace {
 
-constexpr std::string_view kFormat = "mlgo-env-tuning";
-constexpr std::string_view kEntriesFormat = "mlgo-env-tuning-entries";
-constexpr int64_t kVersion = 1;
+bool isDigest(std::string_view text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string entryKey(std::string_view first) {
+  return std::string(first.substr(0, 16));
+}
+
+namespace {
 
 Error bad(const std::string& where, const std::string& what) {
   return makeError(ErrorCode::kInvalidArgument, "tuning file '{}': {}", where, what);
-}
-
-bool isDigest(std::string_view text) {
-  if (text.size() != 64)
-    return false;
-  for (char c : text)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-      return false;
-  return true;
 }
 
 Result<llvm::json::Object> parseObject(std::string_view text, const std::string& where,
@@ -68,8 +66,8 @@ Result<TuningEntry> parseSites(const llvm::json::Object& o, TuningEntry entry,
   return entry;
 }
 
-Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view key,
-                               const std::string& where) {
+Result<TuningEntry> entryOf(const llvm::json::Value& value, std::string_view key,
+                            const std::string& where) {
   const auto* o = value.getAsObject();
   if (!o)
     return bad(where, "an entry is not an object");
@@ -95,21 +93,20 @@ Result<TuningEntry> parseEntry(const llvm::json::Value& value, std::string_view 
   for (std::byte b : *bytes)
     entry.actions.push_back(static_cast<uint8_t>(b));
   if (*decisions < 0 || static_cast<uint64_t>(*decisions) != entry.actions.size())
-    return bad(where, fmt::format("entry '{}' says {} decisions but holds {} actions",
-                                  entry.module, *decisions, entry.actions.size()));
+    return bad(where, fmt::format("entry '{}' says {} decisions but holds {} actions", entry.module,
+                                  *decisions, entry.actions.size()));
   entry.first = first->str();
   entry.stream = stream->str();
   if (!isDigest(entry.first) || !isDigest(entry.stream))
     return bad(where, "entry '" + entry.module + "': first and stream must be SHA-256 in hex");
-  if (!key.empty() && std::string_view(entry.first).substr(0, key.size()) != key)
+  if (!key.empty() && entryKey(entry.first) != key)
     return bad(where, "entry '" + entry.module + "' is filed under another key");
   entry.defaultScore = *defaultScore;
   entry.tunedScore = *tunedScore;
   if (const llvm::json::Value* profile = o->get("profile")) {
     auto text = profile->getAsString();
     if (!text || !(text->empty() || isDigest(*text)))
-      return bad(where, "entry '" + entry.module +
-                            "': profile must be \"\" or a SHA-256 in hex");
+      return bad(where, "entry '" + entry.module + "': profile must be \"\" or a SHA-256 in hex");
     entry.profile = text->str();
   }
   return parseSites(*o, std::move(entry), where);
@@ -125,10 +122,19 @@ Result<std::unique_ptr<llvm::MemoryBuffer>> readText(const std::filesystem::path
   return std::move(*buffer);
 }
 
+/// Whether `path` exists (kIo naming it when that cannot be told).
+Result<bool> present(const std::filesystem::path& path) {
+  std::error_code ec;
+  bool there = std::filesystem::exists(path, ec);
+  if (ec)
+    return makeError(ErrorCode::kIo, "tuning file '{}': {}", path.string(), ec.message());
+  return there;
+}
+
 } // namespace
 
 Result<TuningManifest> parseManifest(std::string_view text, const std::string& where) {
-  auto object = parseObject(text, where, kFormat);
+  auto object = parseObject(text, where, kManifestFormat);
   if (!object.ok())
     return object.error();
   TuningManifest manifest;
@@ -190,7 +196,7 @@ Result<std::vector<TuningEntry>> parseEntries(std::string_view text, std::string
   std::vector<TuningEntry> out;
   out.reserve(entries->size());
   for (const auto& value : *entries) {
-    auto entry = parseEntry(value, key, where);
+    auto entry = entryOf(value, key, where);
     if (!entry.ok())
       return entry.error();
     out.push_back(std::move(*entry));
@@ -198,8 +204,74 @@ Result<std::vector<TuningEntry>> parseEntries(std::string_view text, std::string
   return out;
 }
 
+Result<TuningEntry> parseEntry(std::string_view text, const std::string& where) {
+  auto value = llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!value)
+    return bad(where, "not JSON: " + llvm::toString(value.takeError()));
+  return entryOf(*value, "", where);
+}
+
+Result<std::vector<IndexRow>> parseIndex(std::string_view text, const std::string& where) {
+  auto object = parseObject(text, where, kIndexFormat);
+  if (!object.ok())
+    return object.error();
+  const auto* rows = object->getArray("modules");
+  if (!rows)
+    return bad(where, "no 'modules' list");
+  std::vector<IndexRow> out;
+  for (const auto& row : *rows) {
+    const auto* o = row.getAsObject();
+    auto module = o ? o->getString("module") : std::nullopt;
+    auto opt = o ? o->getString("opt") : std::nullopt;
+    auto first = o ? o->getString("first") : std::nullopt;
+    if (!module || !opt || !first || !isDigest(*first))
+      return bad(where, "a row lacks module, opt or first (a SHA-256 in hex)");
+    out.push_back({module->str(), opt->str(), first->str()});
+  }
+  return out;
+}
+
+Result<std::vector<TuningEntry>> readEntries(const std::filesystem::path& dir) {
+  std::filesystem::path folder = dir / "modules";
+  auto found = present(folder);
+  if (!found.ok() || !*found)
+    return found.ok() ? Result<std::vector<TuningEntry>>(std::vector<TuningEntry>{})
+                      : Result<std::vector<TuningEntry>>(found.error());
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json")
+      files.push_back(it->path());
+  if (ec)
+    return makeError(ErrorCode::kIo, "tuning file '{}': {}", folder.string(), ec.message());
+  std::sort(files.begin(), files.end());
+  std::vector<TuningEntry> out;
+  for (const auto& path : files) {
+    auto text = readText(path);
+    if (!text.ok())
+      return text.error();
+    auto entries = parseEntries((*text)->getBuffer(), path.stem().string(), path.string());
+    if (!entries.ok())
+      return entries.error();
+    std::move(entries->begin(), entries->end(), std::back_inserter(out));
+  }
+  return out;
+}
+
+Result<std::vector<IndexRow>> readIndex(const std::filesystem::path& dir) {
+  std::filesystem::path path = dir / kIndexFile;
+  auto found = present(path);
+  if (!found.ok() || !*found)
+    return found.ok() ? Result<std::vector<IndexRow>>(std::vector<IndexRow>{})
+                      : Result<std::vector<IndexRow>>(found.error());
+  auto text = readText(path);
+  if (!text.ok())
+    return text.error();
+  return parseIndex((*text)->getBuffer(), path.string());
+}
+
 Result<TuningTable> TuningTable::open(const std::filesystem::path& dir) {
-  auto path = dir / "tuning.json";
+  auto path = dir / kManifestFile;
   auto text = readText(path);
   if (!text.ok())
     return text.error();
@@ -212,13 +284,12 @@ Result<TuningTable> TuningTable::open(const std::filesystem::path& dir) {
 Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) const {
   if (!isDigest(firstHex))
     return makeError(ErrorCode::kInvalidArgument, "not a SHA-256 digest: '{}'", firstHex);
-  std::string key(firstHex.substr(0, 16));
+  std::string key = entryKey(firstHex);
   auto path = dir_ / "modules" / (key + ".json");
-  std::error_code ec;
-  bool present = std::filesystem::exists(path, ec);
-  if (ec)
-    return makeError(ErrorCode::kIo, "tuning file '{}': {}", path.string(), ec.message());
-  if (!present)
+  auto found = present(path);
+  if (!found.ok())
+    return found.error();
+  if (!*found)
     return std::vector<TuningEntry>{};
   auto text = readText(path);
   if (!text.ok())
@@ -231,61 +302,6 @@ Result<std::vector<TuningEntry>> TuningTable::lookup(std::string_view firstHex) 
     if (e.first == firstHex)
       matching.push_back(std::move(e));
   return matching;
-}
-
-namespace {
-
-/// How many trailing '/'-separated components `a` and `b` have in common.
-size_t sharedTail(std::string_view a, std::string_view b) {
-  size_t count = 0;
-  while (!a.empty() && !b.empty()) {
-    std::string_view x = a.substr(a.rfind('/') == std::string_view::npos ? 0 : a.rfind('/') + 1);
-    std::string_view y = b.substr(b.rfind('/') == std::string_view::npos ? 0 : b.rfind('/') + 1);
-    if (x != y)
-      break;
-    ++count;
-    a.remove_suffix(std::min(a.size(), x.size() + 1));
-    b.remove_suffix(std::min(b.size(), y.size() + 1));
-  }
-  return count;
-}
-
-size_t components(std::string_view path) {
-  return static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1;
-}
-
-} // namespace
-
-std::vector<size_t> closestModules(std::span<const std::string_view> names,
-                                   std::string_view objectPath) {
-  std::vector<size_t> shared;
-  for (std::string_view name : names)
-    shared.push_back(sharedTail(name, objectPath));
-  size_t most = shared.empty() ? 0 : *std::max_element(shared.begin(), shared.end());
-  std::vector<size_t> best, whole;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (shared[i] != most)
-      continue;
-    best.push_back(i);
-    if (most > 0 && components(names[i]) == most)
-      whole.push_back(i);
-  }
-  return whole.empty() ? best : whole;
-}
-
-std::optional<TuningEntry> chooseEntry(std::vector<TuningEntry> entries,
-                                       std::string_view objectPath) {
-  if (entries.size() <= 1)
-    return entries.empty() ? std::nullopt : std::optional<TuningEntry>(std::move(entries[0]));
-  std::vector<std::string_view> names;
-  for (const auto& e : entries)
-    names.push_back(e.module);
-  std::vector<size_t> left = closestModules(names, objectPath);
-  for (size_t i : left)
-    if (entries[i].actions != entries[left.front()].actions ||
-        entries[i].stream != entries[left.front()].stream)
-      return std::nullopt;
-  return std::move(entries[left.front()]);
 }
 
 } // namespace mlgo::table

@@ -3,9 +3,11 @@
 /// \file
 /// `mlgo_env._core`: the bindings behind mlgo_env's in-process backend
 /// (python/mlgo_env/backend.py), the reader of compile_commands.json
-/// (compile_entries.h, for the inline-replay writer), and the reader, writer
-/// and runner of policy files (policy_bindings.h, for mlgo_env.policies). Calls return exactly what
-/// the server's JSON would decode to (same info keys, same numbers), with
+/// (compile_entries.h, for the inline-replay writer), the reader, writer
+/// and runner of policy files (policy_bindings.h, for mlgo_env.policies), and
+/// the tuning table's reader and writer and the stream identity
+/// (table_bindings.h, for mlgo_env.tuning). Calls return exactly what the
+/// server's JSON would decode to (same info keys, same numbers), with
 /// observations as numpy arrays (copies, see tensors.h).
 ///
 /// Errors raise `_core.Error(code, message)` with the server's stable
@@ -20,6 +22,7 @@
 #include "core_environment.h"
 #include "executable_sections.h"
 #include "policy_bindings.h"
+#include "table_bindings.h"
 #include "tensors.h"
 
 #include <pybind11/stl.h>
@@ -253,4 +256,5 @@ PYBIND11_MODULE(_core, m) {
   bindCompileEntries(m);
   bindExecutableSections(m);
   bindPolicies(m);
+  bindTable(m);
 }

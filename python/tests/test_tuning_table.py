@@ -1,8 +1,18 @@
-"""The tuning table, identities and states (mlgo_env.tuning.table, identity, state): no clang."""
+"""The tuning table, identities and states (mlgo_env.tuning.table, identity, state): no clang.
+
+The table's reader and writer and the stream identity are the C++ ones, through the core;
+the golden tables of tests/data/tables/ (manifest.json) hold the package's wrappers to what
+table/table_golden_test.cc holds the C++ to: each valid table reads as listed and is, byte
+for byte, what the writer writes for what it holds; the recorded stream hashes to its
+entry; each invalid manifest and entries file is refused with the listed error (the module
+index is the launcher's alone: the package has no reader of it).
+"""
 import base64
 import hashlib
 import json
 import os
+import pickle
+import shutil
 
 import numpy as np
 import pytest
@@ -33,28 +43,88 @@ def test_round_trip_files_entries_by_first_key(tmp_path):
     assert [e.module for e in read_entries(str(tmp_path))] == ["a.o"]
 
 
-def test_readers_refuse_broken_files_naming_them(tmp_path):
-    write_table(str(tmp_path), "inlining", ["a"], CLANG, [entry("a.o", 1)])
-    path = next((tmp_path / "modules").iterdir())
-    text = path.read_text()
-    path.write_text(text[:len(text) // 2])
-    with pytest.raises(TableError, match=str(path)):
-        read_entries(str(tmp_path))
-    doc = json.loads(text)
-    doc["entries"][0]["decisions"] = 4
-    path.write_text(json.dumps(doc))
-    with pytest.raises(TableError, match="says 4 decisions but holds 3"):
-        read_entries(str(tmp_path))
-    manifest = tmp_path / "tuning.json"
-    m = json.loads(manifest.read_text())
-    m["features"] = ["b", "a"]
-    manifest.write_text(json.dumps(m))
-    with pytest.raises(TableError, match="sorted list"):
-        read_manifest(str(tmp_path))
-    m["features"], m["version"] = ["a"], 2
-    manifest.write_text(json.dumps(m))
-    with pytest.raises(TableError, match="version 2"):
-        read_manifest(str(tmp_path))
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data")
+GOLDEN = os.path.join(DATA, "tables")
+with open(os.path.join(GOLDEN, "manifest.json"), encoding="utf-8") as _f:
+    TABLES = json.load(_f)
+
+
+def as_listed(e):
+    """An entry as the golden manifest lists it (sites: hex of each 8-byte key)."""
+    sites = None if e.sites is None else [e.sites[i:i + 8].hex() for i in range(0, len(e.sites), 8)]
+    return {"module": e.module, "opt": e.opt, "actions": e.actions, "first": e.first,
+            "stream": e.stream, "default_score": e.default_score, "tuned_score": e.tuned_score,
+            "profile": e.profile, "sites": sites}
+
+
+def files_under(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder)
+                  for d, _, names in os.walk(folder) for f in names)
+
+
+@pytest.mark.parametrize("case", TABLES["valid"], ids=lambda c: c["table"])
+def test_golden_tables_read_as_listed(case):
+    folder = os.path.join(GOLDEN, case["table"])
+    assert read_manifest(folder) == case["manifest"]
+    assert [as_listed(e) for e in read_entries(folder)] == case["entries"]
+
+
+@pytest.mark.parametrize("case", [c for c in TABLES["valid"] if c["written_by"] == "writer"],
+                         ids=lambda c: c["table"])
+def test_golden_tables_are_what_the_writer_writes_for_them(case, tmp_path):
+    folder = os.path.join(GOLDEN, case["table"])
+    m = read_manifest(folder)
+    assert write_table(str(tmp_path), m["problem"], m["features"], m["clang"],
+                       read_entries(folder)) == len(case["entries"])
+    assert files_under(str(tmp_path)) == files_under(folder)
+    for name in files_under(folder):
+        with open(os.path.join(folder, name), "rb") as a, open(tmp_path / name, "rb") as b:
+            assert a.read() == b.read(), name
+
+
+def test_the_recorded_stream_hashes_to_its_golden_entry():
+    case = TABLES["valid"][0]
+    of = case["stream_of"]
+    observations = recorded_observations(os.path.join(DATA, of["stream"]))
+    features = case["manifest"]["features"]
+    h, sites = ident.StreamHash(features), []
+    for o in observations:
+        h.add(o)
+        sites.append(ident.site_key(o, ident.site_features(features)).hex())
+    want = next(e for e in case["entries"] if e["module"] == of["module"])
+    assert (h.first, h.hexdigest(), sites) == (want["first"], want["stream"], want["sites"])
+    again = pickle.loads(pickle.dumps(h))  # plain data: a record episode may run on a worker
+    assert again.hexdigest() == h.hexdigest() and again.digests == h.digests
+
+
+@pytest.mark.parametrize("case", [c for c in TABLES["invalid"] if c["kind"] != "index"],
+                         ids=lambda c: c["file"])
+def test_golden_invalid_files_are_refused_with_the_listed_error(case, tmp_path):
+    source = os.path.join(GOLDEN, case["file"])
+    if case["kind"] == "manifest":
+        path = tmp_path / "tuning.json"
+        shutil.copy(source, path)
+        with pytest.raises(TableError) as refused:
+            read_manifest(str(tmp_path))
+    else:
+        path = tmp_path / "modules" / (case["key"] + ".json")
+        path.parent.mkdir()
+        shutil.copy(source, path)
+        with pytest.raises(TableError) as refused:
+            read_entries(str(tmp_path))
+    assert str(refused.value).startswith(f"tuning file '{path}': {case['error']}")
+
+
+def test_an_entry_kept_in_a_state_is_checked_as_in_a_table(tmp_path):
+    e = entry("a.o", 1)
+    assert Entry.from_json(e.to_json(), "state.json") == e
+    with pytest.raises(TableError, match="^tuning file 'state.json': entry 'a.o' says 4 "):
+        Entry.from_json(dict(e.to_json(), decisions=4), "state.json")
+    with pytest.raises(TableError, match="an entry is not an object"):
+        Entry.from_json(["a.o"], "state.json")
+    with pytest.raises(ValueError, match="a.o: an action outside 0..255"):
+        write_table(str(tmp_path / "t"), "inlining", ["a"], CLANG, [entry("a.o", 1, (256,))])
+    assert not (tmp_path / "t").exists()
 
 
 def test_stream_hash_is_sha256_of_sorted_identity_bytes():
@@ -162,7 +232,7 @@ def test_inlining_records_site_keys_and_the_table_indexes_them(tmp_path):
     doc = json.loads(path.read_text())
     doc["entries"][0]["sites"] = base64.b64encode(bytes(80)).decode("ascii")
     path.write_text(json.dumps(doc))
-    with pytest.raises(TableError, match="'sites' holds 80 bytes, not 8 per decision"):
+    with pytest.raises(TableError, match="'src/a.o': sites holds 80 bytes, not 8 per decision"):
         read_entries(str(tmp_path))
     write_table(str(tmp_path), "inlining", features, CLANG, [entry("b.o", 2)])
     assert not (tmp_path / "module-index.json").exists()  # no entry has site keys

@@ -1,23 +1,31 @@
 //===- mlgo/table/stream_identity.h - which module a compile is --*- C++ -*-===//
 ///
 /// \file
-/// The stream identity of a compile (docs/tuning-format.md): each
-/// observation hashes (SHA-256) to a digest of the raw bytes of its identity
-/// features, in the order of `features` (the table's sorted list), as the
-/// compiler sent them (native little-endian); the stream's identity is the
-/// SHA-256 of all digests concatenated. The first observation's digest finds
-/// a module's entry in a tuning table; the stream's confirms it. python/mlgo_env/tuning/identity.py computes
-/// the same from the environment's observations.
+/// The stream identity of a compile (docs/tuning-format.md), computed alike
+/// by the launcher (from the compiler's stream) and by `tune`'s record step
+/// (from the environment's observations, through the Python core):
 ///
-/// An inlining decision's site key (siteKey()) is the first 8 bytes of the
-/// SHA-256 of the same bytes without the module-wide features
-/// (kModuleWideFeatures: they count every function's call-graph nodes and
-/// edges, so an edit anywhere in the module changes them), read as a native
-/// uint64_t. A table entry records one per decision; the launcher's stale
-/// route (launch/stale_entry.h) answers a changed module's decisions by them.
+///  - the identity features: every feature the compiler sends except the
+///    IR2Vec embeddings (kNotIdentityFeatures), sorted by name
+///    (identityFeatures()); a table's manifest lists them;
+///  - an observation's identity digest (identityDigest()): the SHA-256 of
+///    its identity features' raw tensor bytes, in that order, as the
+///    compiler sent them (native little-endian), concatenated;
+///  - the stream's identity (streamHex()): the SHA-256 of every
+///    observation's digest (32 bytes each), concatenated in order, in hex.
+///    The first observation's digest finds a module's entry in a tuning
+///    table; the stream's confirms it;
+///  - an inlining decision's site key (siteKey()): the first 8 bytes of the
+///    SHA-256 of the same bytes without the module-wide features
+///    (kModuleWideFeatures: they count every function's call-graph nodes and
+///    edges, so an edit anywhere in the module changes them; siteFeatures()),
+///    read as a native uint64_t. A table entry records one per decision; the
+///    launcher's stale route (launch/stale_entry.h) answers a changed
+///    module's decisions by them.
 ///
-/// Hashing uses the CPU's SHA extensions where it has them (sha256.h).
-/// Single-threaded (also siteKey(), which shares the hashing buffer); no I/O.
+/// Hashing uses the CPU's SHA extensions where it has them (sha256.h). The
+/// free functions are pure and thread-safe; a StreamIdentity is
+/// single-threaded (add() and siteKey() share its hashing buffer). No I/O.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TABLE_STREAM_IDENTITY_H
@@ -25,11 +33,11 @@
 
 #include "mlgo/protocol/training_log.h"
 #include "mlgo/support/result.h"
+#include "mlgo/table/sha256.h"
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,41 +45,68 @@
 
 namespace mlgo::table {
 
-/// Identity features a site key leaves out (identity.py: MODULE_WIDE).
-inline constexpr std::array<std::string_view, 2> kModuleWideFeatures = {"edge_count",
-                                                                        "node_count"};
+/// Features that never enter a stream identity: the search reads them to
+/// name callees, but a build compiles without IR2Vec, and they are functions
+/// of the IR the other features already see.
+inline constexpr std::array<std::string_view, 2> kNotIdentityFeatures = {"callee_embedding",
+                                                                         "caller_embedding"};
+/// Identity features a site key leaves out.
+inline constexpr std::array<std::string_view, 2> kModuleWideFeatures = {"edge_count", "node_count"};
 
+/// The identity features among an observation's feature `names`: sorted,
+/// distinct, without kNotIdentityFeatures.
+std::vector<std::string> identityFeatures(std::span<const std::string> names);
+
+/// The features a site key hashes: `features` (a table's identity features,
+/// in their order) without kModuleWideFeatures.
+std::vector<std::string> siteFeatures(std::span<const std::string> features);
+
+/// The SHA-256 of `tensors` (one feature's raw bytes each) concatenated in
+/// order; `scratch` holds the bytes (reused across calls).
+Sha256Digest identityDigest(std::span<const std::span<const std::byte>> tensors,
+                            std::vector<uint8_t>& scratch);
+
+/// The site key of an observation whose site features' tensors are
+/// `tensors`, in siteFeatures() order: identityDigest()'s first 8 bytes.
+uint64_t siteKey(std::span<const std::span<const std::byte>> tensors,
+                 std::vector<uint8_t>& scratch);
+
+/// The stream identity of observations with these digests: the SHA-256 of
+/// the digests concatenated, 64 lower-case hex digits.
+std::string streamHex(std::span<const Sha256Digest> digests);
+
+/// A compile's stream identity, computed as its observations come.
 class StreamIdentity {
 public:
-  /// Binds `features` to the header's tensors. kNotFound naming the first
-  /// feature the compiler does not send.
+  /// Binds `features` (a table's identity features) to the header's
+  /// tensors. kNotFound naming the first feature the compiler does not send.
   static Result<StreamIdentity> create(const protocol::LogHeader& header,
                                        std::span<const std::string> features);
-  StreamIdentity(StreamIdentity&&) noexcept;
-  StreamIdentity& operator=(StreamIdentity&&) noexcept;
-  ~StreamIdentity();
 
   /// Adds one observation (one view per header feature, in header order).
   void add(std::span<const std::span<const std::byte>> tensors);
 
-  uint64_t count() const { return count_; }
+  uint64_t count() const { return digests_.size(); }
   /// Hex SHA-256 of the first observation; empty before any.
   const std::string& first() const { return first_; }
-  /// Hex SHA-256 of the digests of every observation added so far.
-  std::string whole() const;
-  /// The site key of one observation (see the file comment); hashes, adds
+  /// streamHex() of every observation added so far.
+  std::string whole() const { return streamHex(digests_); }
+  /// The site key of one observation (header order, as add()); hashes, adds
   /// nothing.
   uint64_t siteKey(std::span<const std::span<const std::byte>> tensors) const;
 
 private:
-  struct Hashes;
   StreamIdentity() = default;
+  /// `tensors` (header order) picked by `order`, into views_.
+  std::span<const std::span<const std::byte>>
+  pick(std::span<const size_t> order, std::span<const std::span<const std::byte>> tensors) const;
 
-  std::vector<size_t> order_; ///< Header index of each identity feature.
+  std::vector<size_t> order_;     ///< Header index of each identity feature.
   std::vector<size_t> siteOrder_; ///< ...of each that a site key hashes.
-  std::unique_ptr<Hashes> hashes_;
+  std::vector<Sha256Digest> digests_;
   std::string first_;
-  uint64_t count_ = 0;
+  mutable std::vector<std::span<const std::byte>> views_; ///< Hashing buffers.
+  mutable std::vector<uint8_t> scratch_;
 };
 
 } // namespace mlgo::table

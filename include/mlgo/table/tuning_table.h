@@ -1,9 +1,10 @@
-//===- mlgo/table/tuning_table.h - the decisions tune found ------*- C++ -*-===//
+//===- mlgo/table/tuning_table.h - the decisions tune found -------*- C++ -*-===//
 ///
 /// \file
-/// The reader of a tuning directory, written by `python -m mlgo_env.tune`
-/// (docs/tuning-format.md is the specification; python/mlgo_env/tuning/table.py
-/// the writer):
+/// The one reader of a tuning directory (docs/tuning-format.md is the
+/// specification; table_writer.h its one writer, which `python -m
+/// mlgo_env.tune` calls through the Python core; `mlgo-env launch` and `tune
+/// status` read it here):
 ///
 ///     DIR/tuning.json         {"format": "mlgo-env-tuning", "version": 1,
 ///                              "problem": "inlining", "features": [sorted names],
@@ -14,27 +15,28 @@
 ///                                           "decisions": 3,
 ///                                           "actions": "AQAB", "first": <sha256 hex>,
 ///                                           "stream": <sha256 hex>,
-///                                           "default_score": 120, "tuned_score": 96,
+///                                           "default_score": 120.0, "tuned_score": 96.0,
 ///                                           "profile": "", "sites": "..."}]}
 ///     DIR/module-index.json   {"format": "mlgo-env-tuning-index", "version": 1,
 ///                              "modules": [{"module", "opt", "first"}]}
 ///
-/// <key> is the first 16 hex digits of `first`, the SHA-256 of the first
-/// observation's identity features (stream_identity.h); `actions` is base64
-/// of one byte per decision, in the order the compiler asks. `profile` is the
-/// profile identity of the module's compile (profile_identity.h; "" = none,
-/// also when absent, as in tables older than the field); the manifest's
-/// `profiles` lists the entries' profile identities, sorted and distinct
-/// (absent in older tables: unknown). `sites` (inlining; absent in older
-/// tables) is base64 of one 8-byte site key per decision (stream_identity.h);
-/// the index lists the entries that have them, for the stale route
-/// (launch/stale_entry.h, which reads it).
+/// <key> is entryKey(`first`): its first 16 hex digits; `first` is the
+/// SHA-256 of the first observation's identity features (stream_identity.h);
+/// `actions` is base64 of one byte per decision, in the order the compiler
+/// asks. `profile` is the profile identity of the module's compile
+/// (launch/profile_identity.h; "" = none, also when absent, as in tables
+/// older than the field); the manifest's `profiles` lists the entries'
+/// profile identities, sorted and distinct (absent in older tables:
+/// unknown). `sites` (inlining; absent in older tables) is base64 of one
+/// 8-byte site key per decision (stream_identity.h); the index lists the
+/// entries that have them, for the stale route (launch/stale_entry.h).
 ///
-/// Errors are values naming the file: a manifest or entries file that is
-/// missing, truncated, of another format or version, or inconsistent (a
-/// count that disagrees with the actions, a digest that is not 64 hex
-/// digits, an entry filed under another key) is kInvalidArgument (kIo when
-/// it cannot be read). A key with no file is no error: no entry.
+/// Errors are values naming the file (`tuning file 'PATH': ...`): a manifest,
+/// entries file or index that is missing, truncated, of another format or
+/// version, or inconsistent (a count that disagrees with the actions, a
+/// digest that is not 64 hex digits, an entry filed under another key) is
+/// kInvalidArgument (kIo when it cannot be read). A key with no file is no
+/// error: no entry.
 ///
 /// Immutable after open(); lookups read one small file each. Thread-safe.
 ///
@@ -46,13 +48,21 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <string>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace mlgo::table {
+
+inline constexpr std::string_view kManifestFormat = "mlgo-env-tuning";
+inline constexpr std::string_view kEntriesFormat = "mlgo-env-tuning-entries";
+inline constexpr std::string_view kIndexFormat = "mlgo-env-tuning-index";
+/// The format version of all three files.
+inline constexpr int64_t kVersion = 1;
+inline constexpr std::string_view kManifestFile = "tuning.json";
+inline constexpr std::string_view kIndexFile = "module-index.json";
 
 /// One module's tuned decisions.
 struct TuningEntry {
@@ -63,12 +73,21 @@ struct TuningEntry {
   std::string stream; ///< SHA-256 hex of the observations' digests (stream_identity.h).
   double defaultScore = 0;
   double tunedScore = 0;
-  /// The profile identity it was tuned with (profile_identity.h); empty = none.
+  /// The profile identity it was tuned with (launch/profile_identity.h); empty = none.
   std::string profile;
   /// One site key per decision (stream_identity.h); empty when the table has
   /// none (older tables, regalloc).
   std::vector<uint64_t> sites;
+
+  bool operator==(const TuningEntry&) const = default;
 };
+
+/// Whether `text` is a SHA-256 in hex: 64 lower-case hex digits.
+bool isDigest(std::string_view text);
+
+/// The entries file stem of entries whose first observation hashes to
+/// `first`: its first 16 characters.
+std::string entryKey(std::string_view first);
 
 /// Of module names, the indices of those meant for the object at
 /// `objectPath`: the names that share the most trailing '/'-separated
@@ -102,6 +121,13 @@ struct TuningManifest {
   std::optional<std::vector<std::string>> profiles;
 };
 
+/// One row of DIR/module-index.json: an entry with site keys.
+struct IndexRow {
+  std::string module;
+  std::string opt;
+  std::string first;
+};
+
 /// Parses a manifest's text; `where` names it in errors.
 Result<TuningManifest> parseManifest(std::string_view text, const std::string& where);
 
@@ -109,6 +135,20 @@ Result<TuningManifest> parseManifest(std::string_view text, const std::string& w
 /// `first` must start with it); `where` names it in errors.
 Result<std::vector<TuningEntry>> parseEntries(std::string_view text, std::string_view key,
                                               const std::string& where);
+
+/// Parses one entry (a JSON object's text, as `tune` keeps it in a module's
+/// search state), checked as in an entries file but under no key.
+Result<TuningEntry> parseEntry(std::string_view text, const std::string& where);
+
+/// Parses a module index's text; `where` names it in errors.
+Result<std::vector<IndexRow>> parseIndex(std::string_view text, const std::string& where);
+
+/// Every entry of DIR/modules/ (files named *.json, in name order, each
+/// checked under its stem); none when the folder does not exist.
+Result<std::vector<TuningEntry>> readEntries(const std::filesystem::path& dir);
+
+/// The rows of DIR/module-index.json; none when the table has no index.
+Result<std::vector<IndexRow>> readIndex(const std::filesystem::path& dir);
 
 class TuningTable {
 public:

@@ -16,22 +16,23 @@ Two identities, for two readers (the format: docs/tuning-format.md):
   entry only to a compile reading the same content.
 - **stream identity** (:class:`StreamHash`): each observation the compiler sends while the
   recorded decisions are answered hashes (SHA-256) to a digest of the raw bytes of its
-  identity features, in the sorted order of their names; the stream's identity is the
-  SHA-256 of those digests, concatenated in order. The launcher
-  (``mlgo-env-launch --tuning=DIR``) computes the same hash as the build's compile runs:
-  the first observation's hash finds the module's entry, the whole stream's confirms it.
-  Same IR, flags and compiler give the same stream; an edit that changes any decision's
-  features changes it.
+  identity features (:func:`identity_features`: every feature but the IR2Vec embeddings,
+  sorted); the stream's identity is the SHA-256 of those digests, concatenated in order.
+  The launcher (``mlgo-env-launch --tuning=DIR``) computes the same hash as the build's
+  compile runs: the first observation's hash finds the module's entry, the whole stream's
+  confirms it. Same IR, flags and compiler give the same stream; an edit that changes any
+  decision's features changes it.
 - **site key** (:func:`site_key`, inlining only): each decision's identity bytes without the
-  module-wide features (:data:`MODULE_WIDE`: ``node_count`` and ``edge_count`` count every
+  module-wide features (:func:`site_features`: ``node_count`` and ``edge_count`` count every
   function of the module, so any edit anywhere changes them), hashed (SHA-256) and cut to
   8 bytes. An entry records one per decision (``sites``): when a module's stream changed,
   the launcher answers each decision whose key the old stream had with the old action (the
   k-th occurrence of a key gets the k-th recorded one) and the others with clang's own.
 
-The identity features are the compiler's own features, without the IR2Vec embeddings
-(callee_embedding, caller_embedding): the search reads them to name callees, but a build
-compiles without IR2Vec, and they are functions of the IR the other features already see.
+The stream identity and site keys are the launcher's own code (include/mlgo/table/
+stream_identity.h), called through the package's compiled core (ImportError when it is not
+built); what holds their digests keeps bytes, so it pickles (a record episode may run on a
+Dask worker).
 
 Pure functions and a small hashing object; no I/O except reading the module's files.
 """
@@ -44,15 +45,17 @@ import re
 import shutil
 from typing import Any, Mapping, Sequence
 
-import numpy as np
+from .._native import load_core
 
-#: observation features that never enter a stream identity
-NOT_IDENTITY = frozenset({"callee_embedding", "caller_embedding"})
+
+def _table() -> Any:
+    return load_core().table
 
 
 def identity_features(names: Sequence[str]) -> list[str]:
-    """The identity features among an observation's feature `names`, sorted."""
-    return sorted(n for n in names if n not in NOT_IDENTITY)
+    """The identity features among an observation's feature `names`: sorted, without the
+    IR2Vec embeddings."""
+    return list(_table().identity_features(list(names)))
 
 
 def file_sha256(path: str) -> str:
@@ -125,8 +128,7 @@ def profile_identity(args: Sequence[str], directory: str) -> str | None:
 
 def is_profile_digest(value: Any) -> bool:
     """Whether `value` is a profile identity a table entry can hold (64 lower-case hex)."""
-    return isinstance(value, str) and len(value) == 64 and \
-        all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and _table().is_digest(value)
 
 
 def _compile_directory(args: Sequence[str], corpus: str, module: str) -> str:
@@ -222,25 +224,11 @@ def tuned_identity(corpus: str, module: str, clang_version: str) -> dict[str, st
     return {**module_identity(corpus, module), "clang": clang_version}
 
 
-def observation_bytes(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
-    """One observation's identity bytes: each feature's raw little-endian tensor, in
-    `features` order. KeyError naming a feature the observation lacks."""
-    parts = []
-    for name in features:
-        if name not in obs:
-            raise KeyError(f"the observation has no feature '{name}'")
-        value = np.ascontiguousarray(obs[name])
-        if value.dtype.byteorder == ">":
-            value = value.astype(value.dtype.newbyteorder("<"))
-        parts.append(value.tobytes())
-    return b"".join(parts)
-
-
 class StreamHash:
-    """Accumulates a stream identity, one observation at a time: each observation's bytes
-    hash to a SHA-256 digest; `first` is the first digest in hex (None before any), and
-    `hexdigest()` the SHA-256 of all digests concatenated; `count` the observations seen.
-    Holds only digests, so it pickles (a record episode may run on a Dask worker)."""
+    """Accumulates a stream identity, one observation at a time: each observation hashes to
+    a SHA-256 digest over `features` (a table's identity features); `first` is the first
+    digest in hex (None before any), and `hexdigest()` the stream's identity; `count` the
+    observations seen. Holds only digests (bytes), so it pickles."""
 
     def __init__(self, features: Sequence[str]) -> None:
         self.features = list(features)
@@ -255,36 +243,28 @@ class StreamHash:
         return len(self.digests)
 
     def add(self, obs: Mapping[str, Any]) -> None:
-        self.digests.append(hashlib.sha256(observation_bytes(obs, self.features)).digest())
+        """Hashes one observation; KeyError naming a feature it lacks."""
+        self.digests.append(_table().identity_digest(obs, self.features))
 
     def hexdigest(self) -> str:
-        return hashlib.sha256(b"".join(self.digests)).hexdigest()
+        return _table().stream_hex(self.digests)
 
 
 def entry_key(first: str) -> str:
     """The table's file name stem for entries whose first observation hashes to `first`."""
-    return first[:16]
-
-
-#: identity features that count the whole module (every function's call-graph nodes and
-#: edges): an edit anywhere in the module changes them, so a site key leaves them out
-#: (include/mlgo/table/stream_identity.h: kModuleWideFeatures)
-MODULE_WIDE = frozenset({"edge_count", "node_count"})
-#: the length of a site key: the first bytes of the SHA-256 of the site's bytes
-SITE_KEY_BYTES = 8
+    return _table().entry_key(first)
 
 
 def site_features(features: Sequence[str]) -> list[str]:
     """The features a site key hashes: `features` (the table's identity features, in their
     order) without the module-wide ones."""
-    return [f for f in features if f not in MODULE_WIDE]
+    return list(_table().site_features(list(features)))
 
 
 def site_key(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
-    """An inlining decision's site key: the first SITE_KEY_BYTES bytes of the SHA-256 of
-    its identity bytes over `features` (:func:`site_features` of the table's). KeyError
-    naming a feature the observation lacks."""
-    return hashlib.sha256(observation_bytes(obs, features)).digest()[:SITE_KEY_BYTES]
+    """An inlining decision's site key (8 bytes) over `features` (:func:`site_features` of
+    the table's). KeyError naming a feature the observation lacks."""
+    return _table().site_key(obs, list(features))
 
 
 def clang_identity(clang: str | None = None) -> dict[str, Any]:

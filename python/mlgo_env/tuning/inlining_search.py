@@ -33,7 +33,7 @@ import numpy as np
 from .. import episodes as ep
 from ..policies.margin_policy import margin_spec
 from ..policies.policy import feature_row, margin_column
-from .identity import MODULE_WIDE  # the module-wide features a site key leaves out
+from .identity import site_features  # without the module-wide features
 
 EMBEDDING = "callee_embedding"
 #: the margin block of the constant-shift base policies (baselines.shift_policy's)
@@ -53,7 +53,8 @@ def site_keys(player: "GroupPlayer") -> list[str]:
     """A key per decision of `player`'s trajectory naming the call site across edits of
     other functions: its callee's key and its own features (rounded), without the
     module-wide ones. Two sites alike in every feature share a key."""
-    local = [i for i, n in enumerate(player.names) if n not in MODULE_WIDE]
+    kept = set(site_features(player.names))
+    local = [i for i, n in enumerate(player.names) if n in kept]
     out = []
     for key, row in zip(player.keys, player.rows):
         values = np.round(np.asarray(row, dtype=np.float64)[local], 3) + 0.0
