@@ -29,10 +29,10 @@ Two identities, for two readers (the format: docs/tuning-format.md):
   the launcher answers each decision whose key the old stream had with the old action (the
   k-th occurrence of a key gets the k-th recorded one) and the others with clang's own.
 
-The stream identity and site keys are the launcher's own code (include/mlgo/table/
-stream_identity.h), called through the package's compiled core (ImportError when it is not
-built); what holds their digests keeps bytes, so it pickles (a record episode may run on a
-Dask worker).
+The stream identity and site keys are the launcher's own code
+(include/mlgo/table/stream_identity.h), called through the package's compiled core
+(ImportError when it is not built); what holds their digests keeps bytes, so it pickles (a
+record episode may run on a Dask worker).
 
 Pure functions and a small hashing object; no I/O except reading the module's files.
 """
