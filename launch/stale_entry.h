@@ -9,7 +9,8 @@
 /// module changes at least the module-wide features of every decision), the
 /// launcher may still give its unchanged call sites their tuned answers. Each
 /// decision has a site key (stream_identity.h: its identity bytes without the
-/// module-wide features); an entry records the key of every decision. The
+/// module-wide features and the caller's); an entry records the key of every
+/// decision. The
 /// k-th decision of the compile with key K gets the action of the k-th
 /// recorded decision with key K; a key the entry does not have (new or
 /// changed code, or a call site whose callee or caller changed), or one past

@@ -241,7 +241,7 @@ TEST_F(StaleLaunchTest, TheObjectPathMustNameTheModule) {
   // Every site changed: nothing comes from the entry, so it is a fallback.
   Stream other = movedFrom(0);
   for (size_t i = 0; i < other.observations.size(); ++i)
-    other.set(i, "caller_users", other.get(i, "caller_users") + 1);
+    other.set(i, "callee_users", other.get(i, "callee_users") + 1);
   run = compile(other, "lib/m.o");
   EXPECT_FALSE(run.outcome.stale);
   EXPECT_EQ(run.answers, defaults_);

@@ -37,7 +37,7 @@ std::vector<std::string> identityFeatures(std::span<const std::string> names) {
 std::vector<std::string> siteFeatures(std::span<const std::string> features) {
   std::vector<std::string> out;
   for (const std::string& name : features)
-    if (!among(kModuleWideFeatures, name))
+    if (!among(kNotSiteFeatures, name))
       out.push_back(name);
   return out;
 }
@@ -77,7 +77,7 @@ Result<StreamIdentity> StreamIdentity::create(const protocol::LogHeader& header,
                        "modules by",
                        name);
     identity.order_.push_back(*index);
-    if (!among(kModuleWideFeatures, name))
+    if (!among(kNotSiteFeatures, name))
       identity.siteOrder_.push_back(*index);
   }
   return identity;

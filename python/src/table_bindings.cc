@@ -213,7 +213,7 @@ void bindTable(py::module_& m) {
   t.def(
       "site_features",
       [](const std::vector<std::string>& features) { return table::siteFeatures(features); },
-      py::arg("features"), "`features` without the module-wide ones.");
+      py::arg("features"), "`features` without those a site key leaves out (kNotSiteFeatures).");
   t.def("identity_digest", &identityDigest, py::arg("observation"), py::arg("features"),
         "The SHA-256 (32 bytes) of the observation's `features`' bytes, in order.");
   t.def("site_key", &siteKey, py::arg("observation"), py::arg("features"),

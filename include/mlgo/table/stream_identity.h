@@ -16,10 +16,15 @@
 ///    The first observation's digest finds a module's entry in a tuning
 ///    table; the stream's confirms it;
 ///  - an inlining decision's site key (siteKey()): the first 8 bytes of the
-///    SHA-256 of the same bytes without the module-wide features
-///    (kModuleWideFeatures: they count every function's call-graph nodes and
-///    edges, so an edit anywhere in the module changes them; siteFeatures()),
-///    read as a native uint64_t. A table entry records one per decision; the
+///    SHA-256 of the same bytes without the features that describe more than
+///    the call site (kNotSiteFeatures; siteFeatures()): the module-wide
+///    node_count and edge_count (every function's call-graph nodes and edges:
+///    an edit anywhere changes them), and the caller's size, users and
+///    call-graph height (an answer that changes at one of the caller's sites,
+///    or an edit elsewhere in the caller, changes them for its later sites),
+///    read as a native uint64_t. On pcre2 10.46 -> 10.47 (research/
+///    stale_keys.py), leaving out the caller's features too kept 90% of the
+///    tuned gain per module where the module-wide ones alone kept 5%. A table entry records one per decision; the
 ///    launcher's stale route (launch/stale_entry.h) answers a changed
 ///    module's decisions by them.
 ///
@@ -50,15 +55,17 @@ namespace mlgo::table {
 /// of the IR the other features already see.
 inline constexpr std::array<std::string_view, 2> kNotIdentityFeatures = {"callee_embedding",
                                                                          "caller_embedding"};
-/// Identity features a site key leaves out.
-inline constexpr std::array<std::string_view, 2> kModuleWideFeatures = {"edge_count", "node_count"};
+/// Identity features a site key leaves out (sorted).
+inline constexpr std::array<std::string_view, 6> kNotSiteFeatures = {
+    "caller_basic_block_count", "caller_conditionally_executed_blocks", "caller_users",
+    "callsite_height", "edge_count", "node_count"};
 
 /// The identity features among an observation's feature `names`: sorted,
 /// distinct, without kNotIdentityFeatures.
 std::vector<std::string> identityFeatures(std::span<const std::string> names);
 
 /// The features a site key hashes: `features` (a table's identity features,
-/// in their order) without kModuleWideFeatures.
+/// in their order) without kNotSiteFeatures.
 std::vector<std::string> siteFeatures(std::span<const std::string> features);
 
 /// The SHA-256 of `tensors` (one feature's raw bytes each) concatenated in

@@ -23,9 +23,10 @@ Two identities, for two readers (the format: docs/tuning-format.md):
   confirms it. Same IR, flags and compiler give the same stream; an edit that changes any
   decision's features changes it.
 - **site key** (:func:`site_key`, inlining only): each decision's identity bytes without the
-  module-wide features (:func:`site_features`: ``node_count`` and ``edge_count`` count every
-  function of the module, so any edit anywhere changes them), hashed (SHA-256) and cut to
-  8 bytes. An entry records one per decision (``sites``): when a module's stream changed,
+  features that describe more than the call site (:func:`site_features`: ``node_count`` and
+  ``edge_count`` count every function of the module, so any edit anywhere changes them; the
+  caller's size, users and call-graph height change with any edit in the caller), hashed
+  (SHA-256) and cut to 8 bytes. An entry records one per decision (``sites``): when a module's stream changed,
   the launcher answers each decision whose key the old stream had with the old action (the
   k-th occurrence of a key gets the k-th recorded one) and the others with clang's own.
 
@@ -257,7 +258,7 @@ def entry_key(first: str) -> str:
 
 def site_features(features: Sequence[str]) -> list[str]:
     """The features a site key hashes: `features` (the table's identity features, in their
-    order) without the module-wide ones."""
+    order) without the module-wide and the caller's (the core's kNotSiteFeatures)."""
     return list(_table().site_features(list(features)))
 
 

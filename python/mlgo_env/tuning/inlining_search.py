@@ -33,7 +33,7 @@ import numpy as np
 from .. import episodes as ep
 from ..policies.margin_policy import margin_spec
 from ..policies.policy import feature_row, margin_column
-from .identity import site_features  # without the module-wide features
+from .identity import site_features  # those a site key hashes
 
 EMBEDDING = "callee_embedding"
 #: the margin block of the constant-shift base policies (baselines.shift_policy's)
@@ -51,8 +51,8 @@ def callee_key(obs: Any) -> str:
 
 def site_keys(player: "GroupPlayer") -> list[str]:
     """A key per decision of `player`'s trajectory naming the call site across edits of
-    other functions: its callee's key and its own features (rounded), without the
-    module-wide ones. Two sites alike in every feature share a key."""
+    other functions: its callee's key and its own features (rounded), without those a site
+    key leaves out (identity.site_features). Two sites alike in every feature share a key."""
     kept = set(site_features(player.names))
     local = [i for i, n in enumerate(player.names) if n in kept]
     out = []
