@@ -40,9 +40,13 @@ from .replay_lines import FORMAT, LOCATIONS, Command, disassemble
 
 
 def is_thinlto(corpus: str) -> bool:
-    """Whether `corpus` is a ThinLTO corpus (its description says has_thinlto). OSError or
-    ValueError when the description cannot be read."""
-    with open(os.path.join(corpus, "corpus_description.json"), encoding="utf-8") as f:
+    """Whether `corpus` is a ThinLTO corpus (its description says has_thinlto); False for a
+    folder without a description (the caller names what it lacks). OSError or ValueError
+    when the description cannot be read."""
+    path = os.path.join(corpus, "corpus_description.json")
+    if not os.path.exists(path):
+        return False
+    with open(path, encoding="utf-8") as f:
         return bool(json.load(f).get("has_thinlto"))
 
 
