@@ -166,10 +166,12 @@ def make_thinlto(recipe: dict, tree: str, where: str, opt: str, link: str | None
 
 
 def thinlto_link(tuning: str) -> str:
-    """Linker flags running lld's backends through the launcher with `tuning`."""
+    """Linker flags running lld's backends through the launcher with `tuning`. All are
+    lld's own (-Wl,): libtool drops the driver's -fthinlto-distributor= from a shared
+    library's link, and that library is then linked by lld's in-process backends."""
     prepend = [f"--tuning={tuning}", "--", shutil.which("clang-22") or "clang-22"]
-    return " ".join([f"-fuse-ld=lld -fthinlto-distributor={LAUNCH}",
-                     "-Xthinlto-distributor=--thinlto-jobs",
+    return " ".join([f"-fuse-ld=lld -Wl,--thinlto-distributor={LAUNCH}",
+                     "-Wl,--thinlto-distributor-arg=--thinlto-jobs",
                      f"-Wl,--thinlto-remote-compiler={LAUNCH}"] +
                     [f"-Wl,--thinlto-remote-compiler-prepend-arg={a}" for a in prepend] +
                     ["-Wl,--thinlto-remote-compiler-arg=-x", "-Wl,--thinlto-remote-compiler-arg=ir"])
