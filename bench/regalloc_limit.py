@@ -191,13 +191,18 @@ class Binary:
         self.ranges: list[tuple[int, int]] = []  # [start, end) of placed object sections
         self.marks: dict[int, str] = {}  # address -> kind
         self.objects = 0  # objects with code in this file
-        functions = rm.function_index(linked)
+        functions, claimed = rm.function_index(linked), set()
         for o in objects:
             marked = _elf(o["marked"])
-            placed = rm.place_sections(marked, linked, functions)
+            placed = {}
+            for index, found in rm.place_sections(marked, linked, functions).items():
+                # the same code linked twice: each copy to one object (a libtool twin,
+                # the same code compiled twice, shares the first)
+                placed[index] = next((a for a in found if a not in claimed), found[0])
+                claimed.add(placed[index])
+                self.ranges.append((placed[index],
+                                    placed[index] + len(marked.sections[index].data)))
             self.objects += bool(placed)
-            for index, addr in placed.items():
-                self.ranges.append((addr, addr + len(marked.sections[index].data)))
             for section, offset, kind in rm.marks_of(marked):
                 if section in placed:
                     self.marks[placed[section] + offset] = kind
@@ -341,8 +346,8 @@ def build_recorded(a: argparse.Namespace, recipe: dict, tree: str, work: str, si
         if "error" in o:
             reasons.setdefault(o["error"], []).append(os.path.relpath(o["object"], root))
     for error, names in reasons.items():
-        print(f"  dropped {len(names)} ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''}): "
-              f"{error}", flush=True)
+        more = ", ..." if len(names) > 4 else ""
+        print(f"  dropped {len(names)} ({', '.join(names[:4])}{more}): {error}", flush=True)
     return root, good
 
 

@@ -198,12 +198,13 @@ def function_index(linked: Elf) -> dict[str, list[Symbol]]:
 
 
 def place_sections(obj: Elf, linked: Elf,
-                   by_name: dict[str, list[Symbol]] | None = None) -> dict[int, int]:
-    """{object section index: its address in `linked`} for each executable section of the
-    object with function symbols that sits in the linked file: a candidate address from each
-    function whose name and size the linked file has, accepted when every byte outside the
-    relocated fields equals the linked file's there. A section found at several addresses
-    (the same code twice) takes the lowest. `by_name`: `function_index(linked)`, if made."""
+                   by_name: dict[str, list[Symbol]] | None = None) -> dict[int, list[int]]:
+    """{object section index: the addresses in `linked` where it sits, lowest first} for
+    each executable section of the object with function symbols found in the linked file: a
+    candidate address from each function whose name and size the linked file has, accepted
+    when every byte outside the relocated fields equals the linked file's there (several
+    when the same code, under the same names, was linked more than once). `by_name`:
+    `function_index(linked)`, if made."""
     by_name = function_index(linked) if by_name is None else by_name
     placed = {}
     for index, section in obj.executable().items():
@@ -212,11 +213,11 @@ def place_sections(obj: Elf, linked: Elf,
             if f.kind == STT_FUNC and f.section == index:
                 candidates.update(s.value - f.value for s in by_name.get(f.name, [])
                                   if s.size == f.size)
-        for addr in sorted(candidates):
-            there = linked.read(addr, len(section.data))
-            if there is not None and _same_code(section, there):
-                placed[index] = addr
-                break
+        found = [addr for addr in sorted(candidates)
+                 if (there := linked.read(addr, len(section.data))) is not None
+                 and _same_code(section, there)]
+        if found:
+            placed[index] = found
     return placed
 
 

@@ -194,3 +194,31 @@ def test_an_object_not_in_the_linked_file_is_not_placed(tmp_path):
             obj = rm.read_elf(f.read())
         placed = rm.place_sections(obj, prog)
         assert bool(placed) == (os.path.basename(o["object"]) == "main.o")
+
+
+def test_the_same_code_linked_twice_is_placed_twice(tmp_path):
+    """Two sources with the same static function (same name, same bytes): each copy in the
+    program belongs to one of them, so both are package code."""
+    where = str(tmp_path)
+    log = os.path.join(where, "compiles.log")
+    cc = [sys.executable, os.path.join(BENCH, "regalloc_limit.py"), "--record", log, "--",
+          rl.CLANG]
+    helper = "__attribute__((noinline)) static long helper(long x) { return x * 7 + 3; }\n"
+    sources = {"a.c": helper + "long fa(long x) { return helper(x) + 1; }\n",
+               "b.c": helper + "long fb(long x) { return helper(x) + 2; }\n",
+               "main.c": "long fa(long); long fb(long);\n"
+                         "int main(int c, char **v) { return (int)(fa(c) + fb(c)); }\n"}
+    for name, text in sources.items():
+        with open(os.path.join(where, name), "w") as f:
+            f.write(text)
+    # each function its own section: the two helpers are the same section, byte for byte
+    subprocess.run(cc + ["-O2", "-ffunction-sections", "-c", "a.c", "b.c", "main.c"],
+                   cwd=where, check=True)
+    subprocess.run([rl.CLANG, "a.o", "b.o", "main.o", "-o", "prog"], cwd=where, check=True)
+    objects = rl.mark_build(log, 2)
+    assert all("error" not in o for o in objects), objects
+    prog = rl.Binary(os.path.join(where, "prog"), objects)
+    with open(os.path.join(where, "prog"), "rb") as f:
+        copies = [s.value for s in rm.read_elf(f.read()).symbols if s.name == "helper"]
+    assert len(copies) == 2 and all(prog.inside(a) for a in copies)
+    assert prog.objects == 3
