@@ -196,8 +196,8 @@ class LaunchSplit(unittest.TestCase):
         with open(os.path.join(work, "big.c"), "w") as f:  # many decisions: a slow compile
             f.write("".join(f"static int f{j}(int x) {{ return x * {j % 7 + 2} + f{j - 1}(x ^ "
                             f"{j}); }}\n" if j else "static int f0(int x) { return x; }\n"
-                            for j in range(500)))
-            f.write("int main(void) { return f499(3) & 1; }\n")
+                            for j in range(4000)))
+            f.write("int main(void) { return f3999(3) & 1; }\n")
         launch = subprocess.Popen([MLGO_ENV_LAUNCH, f"--tuning={self.tuning}", "--no-log", "--",
                                    CC, "-Oz", "small.c", "big.c", "-o", "p"], cwd=work,
                                   env=self.env, stdout=subprocess.DEVNULL,
@@ -209,7 +209,7 @@ class LaunchSplit(unittest.TestCase):
                     for d in os.listdir(self.scratch))
                 and processes_naming("interactive-channel-base=" + self.scratch)):
             time.sleep(0.01)
-        time.sleep(0.2)
+        time.sleep(0.05)
         self.assertIsNone(launch.poll(), "the launcher ended before it could be interrupted")
         launch.send_signal(signal.SIGINT)
         _, err = launch.communicate(timeout=60)
