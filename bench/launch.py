@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A real project's build through `mlgo-env launch` against the plain build, side by side.
 
-    /usr/bin/python3 bench/launch.py [--package zlib|<a CMake project>] [--rounds 3]
-        [--jobs 2]
+    /usr/bin/python3 bench/launch.py [--package zlib|small-files|<a CMake project>]
+        [--rounds 3] [--jobs 2] [--tuning DIR | --tune-minutes M --cflags -Oz]
         [--launcher build/src/mlgo-env-launch] [--work /tmp/mlgo-bench-launch]
 
 Fetches the Debian source package (`apt-get source`, once, into --work), configures it
@@ -10,7 +10,12 @@ with clang-22 (a CMake project with CMAKE_<LANG>_COMPILER_LAUNCHER set on the la
 side), builds each side once untimed, then times its own build step (zlib: `make`, others: `cmake --build`)
 `--rounds` times each way, alternating which side goes first: plainly, and with every
 compiler call going through the launcher with a policy equal to clang's default (the
-anchored margin policy at zero shift), or with `--tuning=DIR` a tuning table. Prints wall and CPU seconds per round, the
+anchored margin policy at zero shift), or with `--tuning=DIR` a tuning table.
+`small-files` is no package but a generated project of 40 small C files and a main
+(`make`; a compile is a few tens of milliseconds, so what the launcher adds per call shows).
+`--tune-minutes M` (make-built projects) captures the project with `mlgo-env corpus build`
+and tunes it (inlining) into `<work>/tuning-<package>`, once, and launches with that table.
+Prints wall and CPU seconds per round, the
 per-round ratios and their median (target: <= 1.10x wall), checks that the launched
 objects' executable bytes equal the plain ones, and measures the launcher's start-up
 (`LAUNCHER --policy=P -- true` against `true`, both programs: mlgo-env-launch and
@@ -59,6 +64,42 @@ def fetch(package: str, work: str) -> str:
     return os.path.join(src, sorted(trees)[0])
 
 
+SMALL_FILES = 40
+
+
+def write_small_files(build: str) -> None:
+    """The `small-files` project: SMALL_FILES small C files (two exported functions over
+    static helpers, a few inlining decisions each), a main calling them, a Makefile."""
+    os.makedirs(os.path.join(build, "src"), exist_ok=True)
+    calls = []
+    for i in range(SMALL_FILES):
+        with open(os.path.join(build, "src", f"f{i}.c"), "w") as f:
+            f.write(f"""#include <stddef.h>
+static int mix(int a, int b) {{ return (a * {i + 3}) ^ (b >> {i % 5 + 1}); }}
+static int clampv(int v, int lo, int hi) {{ return v < lo ? lo : v > hi ? hi : v; }}
+static long acc(const int *v, size_t n, int k) {{
+  long s = 0;
+  for (size_t j = 0; j < n; ++j)
+    s += mix(v[j], k) + clampv(v[j], -k, k);
+  return s;
+}}
+long f{i}_sum(const int *v, size_t n) {{ return acc(v, n, {i + 1}) + acc(v, n / 2, {i + 7}); }}
+int f{i}_pick(int a, int b) {{ return clampv(mix(a, b), 0, {100 + i}); }}
+""")
+        calls.append(f"long f{i}_sum(const int *v, size_t n);\nint f{i}_pick(int a, int b);\n")
+    with open(os.path.join(build, "src", "main.c"), "w") as f:
+        f.write("#include <stdio.h>\n#include <stddef.h>\n" + "".join(calls))
+        f.write("int main(void) {\n  int v[] = {1, 5, -3, 8, 13, 2, 7};\n  long t = 0;\n")
+        f.write("".join(f"  t += f{i}_sum(v, 7) + f{i}_pick((int)t, {i});\n"
+                        for i in range(SMALL_FILES)))
+        f.write('  printf("%ld\\n", t);\n  return 0;\n}\n')
+    with open(os.path.join(build, "Makefile"), "w") as f:
+        f.write("CC ?= clang-22\nCFLAGS ?= -O2\nSRCS = $(wildcard src/*.c)\n"
+                "OBJS = $(SRCS:.c=.o)\nprog: $(OBJS)\n\t$(CC) $(CFLAGS) -o $@ $(OBJS)\n"
+                "src/%.o: src/%.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
+                "clean:\n\trm -f src/*.o prog\n.PHONY: clean\n")
+
+
 class Recipe:
     """How a package configures (not timed) and builds (timed)."""
 
@@ -69,7 +110,9 @@ class Recipe:
         env = dict(os.environ, CC="clang-22", CXX="clang++-22")
         if self.cflags:  # the level a tuning table was made at, on both sides
             env.update(CFLAGS=self.cflags, CXXFLAGS=self.cflags)
-        if self.package == "zlib":
+        if self.package == "small-files":
+            write_small_files(build)
+        elif self.package == "zlib":
             shutil.copytree(tree, build, symlinks=True)
             subprocess.run(["./configure", "--static"], cwd=build, env=env, check=True,
                            stdout=subprocess.DEVNULL)
@@ -89,21 +132,51 @@ class Recipe:
                             f"-DCMAKE_CXX_COMPILER_LAUNCHER={value}"],
                            env=env, check=True, stdout=subprocess.DEVNULL)
 
-    def build(self, build: str, launcher: list[str] | None) -> None:
-        if self.package == "zlib":
+    def made(self) -> bool:
+        """Whether the project builds with make (else CMake)."""
+        return self.package in ("zlib", "small-files")
+
+    def build_command(self, build: str, launcher: list[str] | None) -> list[str]:
+        if self.made():
             cc = " ".join(launcher + ["clang-22"]) if launcher else "clang-22"
-            cmd = ["make", f"-j{self.jobs}", f"CC={cc}", "libz.a", "example", "minigzip"]
-        else:  # configured with its launcher
-            cmd = ["cmake", "--build", build, f"-j{self.jobs}"]
-        subprocess.run(cmd, cwd=build, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+            cmd = ["make", f"-j{self.jobs}", f"CC={cc}"]
+            if self.package == "small-files" and self.cflags:
+                cmd.append(f"CFLAGS={self.cflags}")
+            return cmd + (["libz.a", "example", "minigzip"] if self.package == "zlib" else [])
+        return ["cmake", "--build", build, f"-j{self.jobs}"]  # configured with its launcher
+
+    def build(self, build: str, launcher: list[str] | None) -> None:
+        subprocess.run(self.build_command(build, launcher), cwd=build, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def clean(self, build: str) -> None:
-        if self.package == "zlib":
+        if self.made():
             subprocess.run(["make", "clean"], cwd=build, check=True, stdout=subprocess.DEVNULL)
         else:
             subprocess.run(["cmake", "--build", build, "--target", "clean"], check=True,
                            stdout=subprocess.DEVNULL)
+
+
+def capture_and_tune(recipe: Recipe, tree: str, work: str, mlgo_env: str,
+                     minutes: float) -> str:
+    """The table of `recipe`'s project: captured with corpus build, tuned for `minutes`
+    (once; a later run reuses it). Returns the tuning directory."""
+    tuning = os.path.join(work, f"tuning-{recipe.package}")
+    if os.path.exists(os.path.join(tuning, "tuning.json")):
+        return tuning
+    if not recipe.made():
+        raise SystemExit("bench_launch: --tune-minutes needs a make-built project")
+    capture, corpus = os.path.join(work, "capture"), os.path.join(work, f"corpus-{recipe.package}")
+    shutil.rmtree(capture, ignore_errors=True)
+    recipe.configure(tree, capture, None)
+    subprocess.run([mlgo_env, "corpus", "build", f"--output_dir={corpus}", "--"] +
+                   recipe.build_command(capture, None), cwd=capture, check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "mlgo_env.tune", "--problem=inlining",
+                    f"--corpus={corpus}", f"--output={tuning}", f"--minutes={minutes}",
+                    "--no-replay-file"], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
+    return tuning
 
 
 def timed(fn) -> tuple[float, float]:
@@ -139,6 +212,9 @@ def main() -> int:
                                                 "table applies only at its level, e.g. -Oz)")
     p.add_argument("--tuning", help="launch with this tuning table (python -m mlgo_env.tune) "
                                     "instead of the zero-shift policy; objects then differ")
+    p.add_argument("--tune-minutes", type=float,
+                   help="capture and tune the project first (make-built projects), then "
+                        "launch with that table")
     p.add_argument("--via-mlgo-env", action="store_true",
                    help="launch through `mlgo-env launch` (loads libLLVM.so) instead")
     a = p.parse_args()
@@ -150,8 +226,10 @@ def main() -> int:
     os.makedirs(a.work, exist_ok=True)
     policy = os.path.join(a.work, "zero-shift.json")
     save_policy(zero_shift_policy(), policy)
-    tree = fetch(a.package, a.work)
+    tree = "" if a.package == "small-files" else fetch(a.package, a.work)
     recipe = Recipe(a.package, a.jobs, a.cflags)
+    if a.tune_minutes and not a.tuning:
+        a.tuning = capture_and_tune(recipe, tree, a.work, a.mlgo_env, a.tune_minutes)
     how = [f"--tuning={a.tuning}", "--no-log"] if a.tuning else [f"--policy={policy}"]
     launcher = ([a.mlgo_env, "launch"] if a.via_mlgo_env else [a.launcher]) + how + ["--"]
     scratch = os.path.join(a.work, "tmp")
@@ -166,7 +244,7 @@ def main() -> int:
         # compiles being compared.
         recipe.build(builds[side], launcher if side == "launched" else None)
 
-    print(f"bench_launch: {a.package} ({os.path.basename(tree)}), make -j{a.jobs}, "
+    print(f"bench_launch: {a.package} ({os.path.basename(tree) or 'generated'}), -j{a.jobs}, "
           f"{a.rounds} rounds, launcher {' '.join(launcher)} clang-22")
     rows = []
     for r in range(a.rounds):
