@@ -15,6 +15,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -75,6 +76,24 @@ void encodePortable(const unsigned char* src, size_t size, char* dst) {
 }
 
 #if defined(__x86_64__)
+/// Whether the CPU has AVX2 and the OS saves the YMM registers (what
+/// __builtin_cpu_supports("avx2") answers), asked once. The builtin would
+/// link libgcc's CPU model, whose constructor runs a few dozen CPUID
+/// instructions when any program linking this file starts: about 90 us per
+/// start of mlgo-env-launch on this virtual machine, where CPUID traps
+/// (docs/launch.md).
+bool cpuHasAvx2() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1) || !((c >> 28) & 1))
+    return false; // no OSXSAVE or no AVX
+  unsigned low = 0, high = 0;
+  __asm__("xgetbv" : "=a"(low), "=d"(high) : "c"(0));
+  (void)high;
+  if ((low & 6) != 6)
+    return false; // the OS does not save XMM and YMM state
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1);
+}
+
 /// Encodes whole 24-byte blocks while 28 bytes are readable (each lane loads
 /// 16 and uses 12); returns the bytes consumed. Per 32-bit group of a lane:
 /// gather its three bytes as (b1 b0 b2 b1), cut out the four 6-bit indices with
@@ -135,7 +154,8 @@ char* encodeBase64(std::span<const std::byte> bytes, char* dst) {
   const auto* src = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t done = 0;
 #if defined(__x86_64__)
-  if (bytes.size() >= 28 && __builtin_cpu_supports("avx2"))
+  static const bool avx2 = cpuHasAvx2(); // a property of the machine
+  if (bytes.size() >= 28 && avx2)
     done = encodeAvx2(src, bytes.size(), dst);
 #endif
   encodePortable(src + done, bytes.size() - done, dst + done / 3 * 4);

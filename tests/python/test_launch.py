@@ -14,7 +14,8 @@ and by CMake, plainly and through the launcher, with the real clang-22:
   --compile-timeout is killed; the compiler's own errors reach the build unchanged;
 - SIGINT to the build (as Ctrl-C sends it) leaves no clang and no fifo behind.
 
-make runs the lean launcher (mlgo-env-launch, MLGO_ENV_LAUNCH), CMake `mlgo-env launch`.
+make runs the lean launcher (mlgo-env-launch, MLGO_ENV_LAUNCH; linked statically), CMake
+`mlgo-env launch`.
 Needs MLGO_ENV (the mlgo-env executable), MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR (the Python
 core), MLGO_CLANG and MLGO_CLANGXX (ctest sets them; real_tools.py): a missing one fails.
 """
@@ -285,12 +286,15 @@ class Launch(unittest.TestCase):
 
     def test_lean_launcher_does_not_load_libllvm(self):
         """mlgo-env-launch starts without libLLVM.so (loading both copies of LLVM's
-        options would abort); `mlgo-env launch` is the same launcher."""
+        options would abort), and without any shared library: it is linked statically
+        (src/CMakeLists.txt); `mlgo-env launch` is the same launcher."""
         readelf = shutil.which("llvm-readelf-22") or shutil.which("readelf")
-        needed = subprocess.run([readelf, "-d", MLGO_ENV_LAUNCH], capture_output=True,
-                                text=True, check=True).stdout
-        self.assertIn("libc.so", needed)
-        self.assertNotIn("libLLVM", needed)
+        headers = subprocess.run([readelf, "-l", "-d", MLGO_ENV_LAUNCH], capture_output=True,
+                                 text=True, check=True).stdout
+        self.assertIn("LOAD", headers)  # so the program headers were read
+        self.assertNotIn("INTERP", headers)  # no dynamic loader
+        self.assertNotIn("NEEDED", headers)
+        self.assertNotIn("libLLVM", headers)
         for program in ([MLGO_ENV_LAUNCH], [MLGO_ENV, "launch"]):
             run = subprocess.run(program + ["--policy=unused.json", "--explain", "--", CC,
                                             "--version"], capture_output=True, text=True)
