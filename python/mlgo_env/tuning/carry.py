@@ -23,25 +23,23 @@ from __future__ import annotations
 from typing import Any
 
 from .. import episodes as ep
-from .identity import StreamHash, identity_features
+from .identity import identity_features
+from .record import Recorder
 from .tuner import ModuleTuner
 
 
-class EntryPlayer:
-    """Answers a table entry's actions in order (clang's default past their end), hashing
-    each observation's identity features. Plain data: it pickles (Dask workers)."""
+class EntryPlayer(Recorder):
+    """Answers a table entry's actions in order (clang's default past their end), recording
+    as the record step does (mlgo_env.tuning.record.Recorder: the stream's hash and the
+    actions answered). Plain data: it pickles (Dask workers)."""
 
     def __init__(self, actions: list[int], features: list[str]) -> None:
+        super().__init__(self._answer, identity_features(features))
         self.recorded = list(actions)
-        self.hash = StreamHash(identity_features(features))
-        self.actions: list[int] = []
 
-    def __call__(self, obs: Any, info: dict) -> int:
-        self.hash.add(obs)
-        n = len(self.actions)
-        action = self.recorded[n] if n < len(self.recorded) else int(info["default_action"])
-        self.actions.append(action)
-        return action
+    def _answer(self, obs: Any, info: dict) -> int:
+        n = len(self.actions)  # Recorder appends after asking
+        return self.recorded[n] if n < len(self.recorded) else int(info["default_action"])
 
 
 class CarriedTuner(ModuleTuner):
