@@ -18,7 +18,6 @@ entry, and the new release's bytes against clang's own, as a share of the old ga
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 from typing import Any, Mapping, Sequence
@@ -39,14 +38,10 @@ EMBEDDINGS = frozenset({"callee_embedding", "caller_embedding"})
 
 
 def key(obs: Mapping[str, Any], features: Sequence[str]) -> bytes:
-    """8 bytes of SHA-256 of the raw little-endian bytes of `features`, in that order."""
-    h = hashlib.sha256()
-    for name in features:
-        value = np.ascontiguousarray(obs[name])
-        if value.dtype.byteorder == ">":
-            value = value.astype(value.dtype.newbyteorder("<"))
-        h.update(value.tobytes())
-    return h.digest()[:8]
+    """The launcher's site key over `features` (mlgo_env.tuning.identity.site_key: 8 bytes of
+    SHA-256 of their raw little-endian bytes, in that order)."""
+    from mlgo_env.tuning.identity import site_key
+    return site_key(obs, list(features))
 
 
 class StaleAnswers:
