@@ -181,3 +181,19 @@ def test_the_record_writes_the_profile_and_refuses_an_unreadable_one():
     assert entry_of(_Tuner(), rec, _Result(), "-O2", None).profile == ""
     with pytest.raises(ValueError, match="its profile is unreadable: /p: No such file"):
         entry_of(_Tuner(), rec, _Result(), "-O2", "unreadable: /p: No such file or directory")
+
+
+def test_the_build_directory_is_not_part_of_a_modules_identity(tmp_path):
+    """The same compile captured in two checkouts is one module (its bitcode and flags are
+    the same; only the directory debug and coverage data name differs); another flag is
+    another module."""
+    ids = []
+    for name, extra in (("one", []), ("two", []), ("three", ["-DX"])):
+        build, corpus = tmp_path / name / "build", str(tmp_path / name / "corpus")
+        build.mkdir(parents=True)
+        corpus_module(corpus, "a.o", [f"-fdebug-compilation-dir={build}",
+                                      "-fcoverage-compilation-dir", str(build),
+                                      f"-I{build}/include"] + extra)
+        ids.append(ident.module_identity(corpus, "a.o"))
+    assert ids[0] == ids[1]
+    assert ids[2]["command"] != ids[0]["command"] and ids[2]["bitcode"] == ids[0]["bitcode"]

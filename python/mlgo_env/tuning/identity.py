@@ -3,7 +3,9 @@
 Two identities, for two readers (the format: docs/tuning-format.md):
 
 - **corpus identity** (:func:`module_identity`): SHA-256 of the module's bitcode and of
-  its command file, and of the profile its command reads, if any (:func:`profile_identity`).
+  its command file (the build's directory in it written as `.`: the same sources built in
+  another directory are the same modules), and of the profile its command reads, if any
+  (:func:`profile_identity`).
   `python -m mlgo_env.tune` skips a module whose identity is unchanged,
   and `tune status --corpus=NEW` says which modules of a newer corpus are still covered.
 - **profile identity** (:func:`profile_identity`): a compile built with a profile (PGO) gives
@@ -67,15 +69,40 @@ def file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
+#: cc1 options whose value is the build's directory: they name it in debug and coverage
+#: data only, never in the executable code
+_PLACE_OPTIONS = (b"-fdebug-compilation-dir", b"-fcoverage-compilation-dir")
+
+
+def command_sha256(path: str) -> str:
+    """SHA-256 of a command file (NUL-separated arguments) with the build's directory (the
+    value of -fdebug-compilation-dir / -fcoverage-compilation-dir) written as `.` wherever
+    an argument holds it: the same compile in another checkout or build directory has the
+    same identity. OSError when the file cannot be read."""
+    with open(path, "rb") as f:
+        args = f.read().split(b"\0")
+    places = set()
+    for i, a in enumerate(args):
+        for option in _PLACE_OPTIONS:
+            if a.startswith(option + b"="):
+                places.add(a[len(option) + 1:])
+            elif a == option and i + 1 < len(args):
+                places.add(args[i + 1])
+    for place in sorted((p for p in places if len(p) > 1), key=len, reverse=True):
+        args = [a.replace(place, b".") for a in args]
+    return hashlib.sha256(b"\0".join(args)).hexdigest()
+
+
 def module_identity(corpus: str, module: str) -> dict[str, str]:
-    """{"bitcode": sha256 of <m>.bc, "command": sha256 of <m>.cmd (or of nothing when the
-    corpus has a global command)}, and "profile" when the command reads a profile: its
+    """{"bitcode": sha256 of <m>.bc, "command": :func:`command_sha256` of <m>.cmd (or
+    sha256 of nothing when the corpus has a global command)}, and "profile" when the
+    command reads a profile: its
     profile identity, or "unreadable: PATH: REASON" (see :func:`module_profile`). OSError
     when the bitcode cannot be read."""
     base = os.path.join(corpus, module)
     command = base + ".cmd"
     identity = {"bitcode": file_sha256(base + ".bc"),
-                "command": file_sha256(command) if os.path.exists(command)
+                "command": command_sha256(command) if os.path.exists(command)
                 else hashlib.sha256(b"").hexdigest()}
     profile = module_profile(corpus, module)
     if profile is not None:

@@ -8,8 +8,11 @@ CFLAGS/CXXFLAGS) and DIR/inline-replay.json (per module: lines, exact or why not
 file's SHA-256). A ThinLTO corpus's modules are its backends' (thinlto_replay.py): the
 file is applied at the link, DIR/inline-replay.ldflags. Each tuned module's lines come from replay_lines.derive; then all go in
 one file (a key two modules answer differently keeps the answer of the module that saves
-more), and every module of the build is compiled with the whole file and compared again:
-the report's `exact` is that last check.
+more), and every module the whole file can change is compiled with it and compared again:
+the report's `exact` is that last check. A module the file cannot change is not compiled
+again: one without an entry that no line reaches (clang-22 replays only the callers a file
+names; report: `untouched`), or a tuned one whose reaching lines are exactly its own and
+gave its tuned object alone.
 
 Blocking; runs `workers` compiles at once. Errors: ValueError/OSError naming the file or
 module; a module whose compile fails is reported (`why`) and gets no lines.
@@ -28,6 +31,7 @@ from typing import Any, Callable
 
 from ..elf import executable_bytes
 from . import ir_sites, thinlto_replay
+from .replay_cache import FOLDER, ReplayCache, module_key
 from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
                            replay_flags, replay_options, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
@@ -60,9 +64,36 @@ def merge(results: list[ModuleLines]) -> Merged:
     return Merged(lines, owners, conflicts)
 
 
+def _reaching(merged: Merged, r: ModuleLines) -> dict[tuple[str, str, str], bool]:
+    """The file's lines that can change module `r`: clang-22 replays only the callers the
+    file names (its default scope) and looks a call up by callee and key, whose outermost
+    frame is the replayed function's own (short) name. So a line reaches r when its caller
+    or its key's outermost frame is one of r's functions' names."""
+    return {k: a for k, a in merged.lines.items()
+            if k[0] in r.callers or k[2].split(" @ ")[-1].rsplit(":", 2)[0] in r.callers}
+
+
+def _settled(merged: Merged, r: ModuleLines) -> bool:
+    """Settles r without a compile where the file cannot change what r already knows: no
+    line reaches it (untouched: clang's own object), or the lines that reach it are its own
+    and gave the tuned object alone. False: r must be compiled with the whole file."""
+    mine = _reaching(merged, r)
+    r.untouched = not mine
+    if r.untouched and r.reference:
+        r.exact, r.why = True, ""
+        r.replayed = None if r.tuned is None else len(r.tuned)
+        return True
+    if r.exact_alone and not r.reference and mine == r.lines and r.tuned is not None:
+        r.exact, r.replayed, r.why = True, len(r.tuned), ""
+        return True
+    return False
+
+
 def _verify(r: ModuleLines, cmd: Command, path: str, scratch: str) -> None:
     c = Compiler(cmd, "", "", scratch)
     try:
+        if r.tuned is None:  # a reference module a line reaches: clang's own object first
+            r.tuned = executable_bytes(c.run([], "plain.o", False))
         got = executable_bytes(c.run(replay_options(path), "merged.o", False))
     except (RuntimeError, ValueError, OSError) as e:
         r.exact, r.replayed, r.why = False, None, f"with the whole file: {e}"
@@ -96,27 +127,28 @@ def _drop_spoilers(merged: Merged, results: list[ModuleLines],
             break
         before = _total(results)
         kept = {k: (merged.lines[k], merged.owners[k]) for k in drop}
-        checks = [(r.exact, r.replayed, r.why) for r in results]
+        checks = [(r.exact, r.replayed, r.why, r.untouched) for r in results]
         for key in drop:
             del merged.lines[key], merged.owners[key]
         verify_all()
         if _total(results) >= before:
             for key, (answer, who) in kept.items():
                 merged.lines[key], merged.owners[key] = answer, who
-            for r, (exact, replayed, why) in zip(results, checks):
-                r.exact, r.replayed, r.why = exact, replayed, why
+            for r, (exact, replayed, why, untouched) in zip(results, checks):
+                r.exact, r.replayed, r.why, r.untouched = exact, replayed, why, untouched
             break
         dropped += len(drop)
     return dropped
 
 
 def _reference(m: str, cmd: Command, scratch: str) -> ModuleLines:
-    """A module the table has no entry for: clang's own object is what the file must keep."""
-    r = ModuleLines(m, 0.0)
+    """A module the table has no entry for: clang's own object is what the file must keep.
+    Only its functions' names are read here (the front IR); its object is compiled when a
+    line of the file reaches it (_verify)."""
+    r = ModuleLines(m, 0.0, reference=True)
     c = Compiler(cmd, "", "", scratch)
     r.callers = {n for sp in ir_sites.subprograms(c.front_ir())
                  for n in (sp["name"], sp["linkage"], sp["function"]) if n}
-    r.tuned = executable_bytes(c.run([], "plain.o", False))
     r.exact_alone = True
     return r
 
@@ -159,6 +191,11 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
         raise ValueError(f"the launcher '{launcher}' is not an executable file")
     tuning = os.path.abspath(tuning)  # the compiles run in their own directories
     cmds, savings, modules, thinlto = _build_modules(tuning, corpus)
+    cache, keys = ReplayCache(tuning), {}
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for e in read_entries(tuning):
+        entries.setdefault(e.module, []).append(e.to_json())
+    clang = read_manifest(tuning).get("clang")
     with tempfile.TemporaryDirectory(prefix="mlgo-replay-") as tmp:
         def one(i_m: tuple[int, str]) -> ModuleLines:
             i, m = i_m
@@ -167,9 +204,16 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
             if m not in cmds:
                 return ModuleLines(m, savings[m], why="not a module of the corpus's build")
             try:
-                if m not in savings:
-                    return _reference(m, cmds[m], scratch)
-                return derive(m, cmds[m], launcher, tuning, savings[m], scratch)
+                keys[m] = module_key(corpus, m, cmds[m], sorted(entries.get(m, []),
+                                                                 key=json.dumps), clang)
+                r = cache.load(keys[m], m, savings.get(m, 0.0))
+                if r is not None:
+                    r.cached = True
+                    return r
+                r = _reference(m, cmds[m], scratch) if m not in savings else \
+                    derive(m, cmds[m], launcher, tuning, savings[m], scratch)
+                cache.store(keys[m], r)
+                return r
             except (RuntimeError, ValueError, OSError) as e:
                 return ModuleLines(m, savings.get(m, 0.0), why=str(e))
 
@@ -177,21 +221,27 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
             results = list(pool.map(one, enumerate(modules)))
         merged = merge(results)
         trial = os.path.join(tmp, "inline-replay.txt")  # the file as checked
-        checkable = [(i, r) for i, r in enumerate(results) if r.tuned is not None]
+        checkable = [(i, r) for i, r in enumerate(results) if r.tuned is not None or
+                     (r.reference and not r.why)]
         if savings and not any(r.tuned is not None for r in results if r.module in savings):
             raise ValueError("no tuned module could be compiled: "
                              + next(r.why for r in results if r.module in savings))
 
         def verify_all() -> None:
             write_lines(trial, merged.lines)
+            todo = [(i, r) for i, r in checkable if not _settled(merged, r)]
             with futures.ThreadPoolExecutor(max(1, workers)) as pool:
                 list(pool.map(lambda ir: _verify(ir[1], cmds[ir[1].module], trial,
-                                                 os.path.join(tmp, str(ir[0]))), checkable))
+                                                 os.path.join(tmp, str(ir[0]))), todo))
 
         verify_all()
         dropped = _drop_spoilers(merged, [r for _, r in checkable], verify_all)
         path = os.path.join(tuning, "inline-replay.txt")
         write_lines(path, merged.lines)
+        for r in results:  # clang's own objects compiled in the check
+            if r.reference and r.tuned is not None and r.module in keys:
+                cache.store_text(keys[r.module], r.tuned)
+        cache.prune(set(keys.values()))
     return _report(tuning, path, results, merged, dropped, say, thinlto)
 
 
@@ -207,7 +257,10 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
         "lines": len(merged.lines), "conflicts": merged.conflicts, "dropped": dropped,
         "exact": sum(r.exact for r in results),
         "exact_with_lines": sum(r.exact for r in with_lines),
-        "failed": sum(r.tuned is None for r in results),
+        "failed": sum(r.tuned is None and not (r.untouched and r.reference)
+                      for r in results),
+        "untouched": sum(r.untouched and r.reference for r in results),
+        "reused": sum(r.cached for r in results),
         "tuned_bytes": sum(len(r.tuned) for r in results if r.replayed is not None and r.tuned),
         "replayed_bytes": sum(r.replayed for r in results if r.replayed is not None),
         "flags": replay_flags(path), "thinlto": thinlto is not None}
@@ -218,6 +271,7 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
     report = {"summary": summary, "modules": [
         {"module": r.module, "departures": r.departures, "lines": len(r.lines),
          "exact_alone": r.exact_alone, "exact": r.exact, "why": r.why,
+         "untouched": r.untouched,
          "tuned_bytes": None if r.tuned is None else len(r.tuned),
          "replayed_bytes": r.replayed} for r in results]}
     write_atomic(os.path.join(tuning, "inline-replay.json"), json.dumps(report, indent=1) + "\n")
@@ -231,7 +285,10 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
         f"exact (tuned executable bytes) {summary['exact']} of {len(results)} modules, "
         f"{summary['exact_with_lines']} of {len(with_lines)} with lines; "
         f"{summary['conflicts']} conflicting keys, {dropped} lines dropped, "
-        f"{summary['failed']} modules not compiled; executable bytes of the checked modules: "
+        f"{summary['failed']} modules not compiled, {summary['untouched']} without an entry "
+        "that no line reaches (clang's own objects, not compiled again), "
+        f"{summary['reused']} found as in the last run ({os.path.join(tuning, FOLDER)}); "
+        "executable bytes of the checked modules: "
         f"as tuned {summary['tuned_bytes']}, with the file {summary['replayed_bytes']}")
     for r in results:
         if not r.exact:

@@ -93,6 +93,14 @@ class ModuleLines:
     tuned: bytes | None = None
     #: executable bytes of the object the whole file gives (len), after verification
     replayed: int | None = None
+    #: a module without an entry (its reference is clang's own object): compiled only when
+    #: a line of the file names one of its functions
+    reference: bool = False
+    #: no line of the file names one of its functions: with the file it is clang's own
+    #: object (the replay advisor leaves unnamed callers to clang), not compiled again
+    untouched: bool = False
+    #: taken from the writer's cache (replay_cache.py), not found again
+    cached: bool = False
 
 
 class Compiler:
