@@ -86,6 +86,32 @@ def test_the_search_keeps_departures_that_lower_their_function_and_plays_functio
     assert (d.rows[:, 32, -1] == 1).all() and d.rows[:, :32, -1].sum() == 0
 
 
+def test_each_function_keeps_its_earlier_incumbents_and_a_resumed_tuner_continues_them():
+    from mlgo_env.tuning.regalloc_tuner import RegallocTuner
+    env = ScriptedEnv()
+    t = RegallocTuner("m", list(rc.FEATURES), None)
+    while not t.done():
+        t.play(env)
+    f, g = t.search.functions["f"], t.search.functions["g"]
+    assert f.chain == [(10.0, [32] * 4), (7.0, [32, 0, 32, 32])] and g.chain == []
+    state = t.state()
+    assert state["scores"] == {"f": 6.0, "g": 5.0}
+    assert state["chains"] == {"f": [[10.0, [32] * 4], [7.0, [32, 0, 32, 32]]]}
+    # A resumed search starts from the incumbents and keeps the chain before its own.
+    again = RegallocTuner("m", list(rc.FEATURES), state)
+    again.play(env)
+    assert again.search.functions["f"].chain == f.chain
+    assert again.search.functions["f"].incumbent.actions == [32, 0, 1, 32]
+    assert again.state()["chains"] == state["chains"]
+
+
+def test_spread_keeps_the_ends_and_spaces_the_rest_evenly():
+    assert rs.spread(list(range(5)), 8) == [0, 1, 2, 3, 4]
+    assert rs.spread(list(range(10)), 4) == [0, 3, 6, 9]
+    assert rs.spread(list(range(10)), 2) == [0, 9]
+    assert rs.spread(list(range(10)), 1) == [0]
+
+
 def test_an_episode_cut_short_raises_and_keeps_the_incumbents():
     env = ScriptedEnv(truncate_episode=2)
     search = rs.ModuleSearch(env, "m", alternatives=2)

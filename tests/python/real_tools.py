@@ -4,7 +4,7 @@ ctest hands each suite their paths in its environment (tests/CMakeLists.txt):
 
     MLGO_CLANG       clang-22          MLGO_ENV          the build's mlgo-env
     MLGO_CLANGXX     clang++-22        MLGO_ENV_LAUNCH   the build's mlgo-env-launch
-    MLGO_LLD         ld.lld-22
+    MLGO_LLD         ld.lld-22         MLGO_VALGRIND     valgrind (PATH when unset)
 
 A suite names what it needs with `@needs(...)` on its test classes: a missing program fails
 the class (its setUpClass raises AssertionError naming the program and how to get it), it is
@@ -22,6 +22,7 @@ PROGRAMS: Dict[str, Tuple[str, str]] = {
     "MLGO_LLD": ("ld.lld-22", "the Debian package lld-22"),
     "MLGO_ENV": ("mlgo-env", "the build's target mlgo-env"),
     "MLGO_ENV_LAUNCH": ("mlgo-env-launch", "the build's target mlgo-env-launch"),
+    "MLGO_VALGRIND": ("valgrind", "the Debian package valgrind"),
 }
 
 

@@ -2,7 +2,9 @@
 
     python -m mlgo_env.tune --problem=inlining|regalloc --corpus=DIR --output=DIR \\
         [--minutes=20] [--workers=2 | --scheduler=ADDRESS|local[:N]] [--resume]
-        [--cache-dir=D] [--modules=REGEX]
+        [--cache-dir=D] [--modules=REGEX] [--build=CMD --workload=CMD ...]
+    python -m mlgo_env.tune pick --tuning=DIR --corpus=DIR --build=CMD --workload=CMD
+        [--candidates=3] [--hot=0.001] [--timeout=3600] [--directory=D] [--workers=2]
     python -m mlgo_env.tune status --tuning=DIR [--corpus=NEW] [--log=FILE]
     python -m mlgo_env.tune replay-file --tuning=DIR --corpus=DIR [--workers=2]
 
@@ -22,6 +24,14 @@ them without the launcher; DIR/inline-replay.flags holds the flags, DIR/inline-r
 says which modules the file reproduces exactly (mlgo_env.tuning.inline_replay). tune runs it
 after an inlining search when the corpus has the build's compile_commands.json, or is a
 ThinLTO corpus (then lld's backends apply it: DIR/inline-replay.ldflags, the link's flags).
+
+The fourth (regalloc) chooses the hot functions' decisions by what the project's own
+workload executes: the project's build (--build, a shell command compiling every object
+through mlgo-env-launch --tuning="$MLGO_TUNING") runs with a table per candidate, the
+workload (--workload, running the measured programs as "$MLGO_RUN" PROGRAM ARGS) counts each
+function's instructions under valgrind, and the table whose workload executes least is
+written (mlgo_env.tuning.pick; docs/tuning.md). The first form runs it after the search
+when given --build and --workload.
 
 Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupted.
 """
@@ -58,9 +68,14 @@ def _tune(argv: list[str]) -> int:
     p.add_argument("--launcher", help="mlgo-env-launch, for the replay file (default: the "
                    "build tree's, or PATH)")
     cluster.add_arguments(p)
+    _pick_arguments(p, required=False)
     a = p.parse_args(argv)
     if a.minutes <= 0 or a.workers < 1:
         p.error("--minutes must be positive and --workers at least 1")
+    if (a.build is None) != (a.workload is None):
+        p.error("--build and --workload go together")
+    if a.workload is not None and a.problem != "regalloc":
+        p.error("--workload picks eviction decisions: it needs --problem=regalloc")
     o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
                     a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler)
     if a.modules:
@@ -83,6 +98,8 @@ def _tune(argv: list[str]) -> int:
         return 1
     if summary.interrupted:
         return 130
+    if a.workload is not None:
+        return _run_pick(a, a.output)
     if a.problem == "inlining" and not a.no_replay_file and (
             os.path.isfile(os.path.join(a.corpus, "compile_commands.json"))
             or _is_thinlto(a.corpus)):
@@ -139,12 +156,60 @@ def _replay_file(argv: list[str]) -> int:
     return 0
 
 
+def _pick_arguments(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--build", required=required,
+                   help='shell command rebuilding the project from scratch, every object '
+                   'through mlgo-env-launch --tuning="$MLGO_TUNING"')
+    p.add_argument("--workload", required=required,
+                   help='shell command running the workload, each measured program as '
+                   '"$MLGO_RUN" PROGRAM ARGS')
+    p.add_argument("--candidates", type=int, default=3,
+                   help="candidates per hot function (builds: this + 2 or 3)")
+    p.add_argument("--hot", type=float, default=0.001,
+                   help="a function is hot from this share of the tuned modules' "
+                   "executed instructions")
+    p.add_argument("--timeout", type=float, default=3600.0,
+                   help="seconds each build and each workload run may take")
+    p.add_argument("--directory", help="where the commands run (default: here)")
+
+
+def _run_pick(a: argparse.Namespace, tuning: str) -> int:
+    from ..tuning.pick import PickOptions, pick
+    o = PickOptions(tuning, a.corpus, a.build, a.workload, a.candidates, a.hot, a.timeout,
+                    a.workers, a.directory, a.temp_dir, a.cache_dir)
+    try:
+        pick(o, lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print(f"tune pick: interrupted; {tuning} is as it was", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RuntimeError) as e:  # CommandError is a RuntimeError
+        print(f"tune pick: {e}\ntune pick: {tuning} is as it was", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _pick(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.tune pick")
+    p.add_argument("--tuning", required=True, help="the tuning directory (regalloc)")
+    p.add_argument("--corpus", required=True, help="the corpus it was tuned on")
+    p.add_argument("--workers", type=int, default=2, help="environments at once")
+    p.add_argument("--cache-dir", help="the environment's baseline cache")
+    p.add_argument("--temp-dir", help="scratch directory (the variants' tables)")
+    _pick_arguments(p, required=True)
+    a = p.parse_args(argv)
+    if a.workers < 1:
+        p.error("--workers must be at least 1")
+    return _run_pick(a, a.tuning)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "status":
         return _status(argv[1:])
     if argv and argv[0] == "replay-file":
         return _replay_file(argv[1:])
+    if argv and argv[0] == "pick":
+        return _pick(argv[1:])
     return _tune(argv)
 
 

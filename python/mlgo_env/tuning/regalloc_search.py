@@ -18,6 +18,11 @@ lightest first: the freq-weighted reads, writes and read-writes over the live-ra
 That estimate matters on poisoned steps, where ``use_def_density`` reads 0 everywhere
 (docs/regalloc.md), and elsewhere ``use_def_density`` orders the rest.
 
+Each function also keeps its *chain*: every incumbent it had before the current one, with
+its score (the first is the start: the emulation's trajectory, or a resumed search's). The
+chain is what a workload chooses from (mlgo_env.tuning.pick): the static score orders the
+candidates, the instructions a linked program executes decide between them.
+
 What it is: a per-module ceiling for policies that depart from the default's emulation
 (decisions fitted to each function, not a policy), and a lower bound of the true ceiling
 (greedy, one departure at a time, a capped set of columns).
@@ -25,7 +30,7 @@ What it is: a per-module ceiling for policies that depart from the default's emu
 Memory: per step of each function's incumbent, its trials (a few ints); with `features`,
 also its candidate rows (33 x features float32: 2.6 KB for the cloning network's 20), so
 a module's search holds about 2.7 KB per eviction decision it makes (while an episode
-plays, its own trajectories too).
+plays, its own trajectories too); each function's chain, its actions once per departure kept.
 
 Not thread-safe: one thread at a time drives a `ModuleSearch`, through an environment no
 other thread is using.
@@ -42,6 +47,17 @@ from ..policies.policy import EMULATION_FEATURE
 
 #: relative improvement a trial must make to be kept (scores are sums of doubles)
 TOLERANCE = 1e-9
+
+
+def spread(items: Sequence[Any], n: int) -> list[Any]:
+    """At most `n` of `items`, evenly spaced, the first and the last always among them
+    (all of them when there are no more than `n`)."""
+    if len(items) <= n:
+        return list(items)
+    if n <= 1:
+        return list(items[:n])
+    last = len(items) - 1
+    return [items[round(i * last / (n - 1))] for i in range(n)]
 
 
 def candidate_rows(tensors: Mapping[str, np.ndarray], features: Sequence[str]) -> np.ndarray:
@@ -102,6 +118,8 @@ class FunctionSearch:
     pass_kept: int = 0
     #: step -> how much the incumbent's departure there lowered the function's score
     gains: dict[int, float] = field(default_factory=dict)
+    #: the earlier incumbents, oldest first: (score, actions)
+    chain: list[tuple[float, list[int]]] = field(default_factory=list)
 
     def requeue(self, after: int, poisoned_only: bool) -> None:
         """The trials of the incumbent's steps after `after`, in step order."""
@@ -164,19 +182,22 @@ class ModuleSearch:
 
     def __init__(self, env: Any, module: str, alternatives: int = 2,
                  poisoned_only: bool = False, features: Sequence[str] | None = None,
-                 start: dict[str, list[int]] | None = None) -> None:
+                 start: dict[str, list[int]] | None = None,
+                 chain: dict[str, list[tuple[float, list[int]]]] | None = None) -> None:
         """With `env`, plays the first episode (raising as `step` does); without, the first
         :meth:`propose` is that episode. `features`: record these per-candidate features of
         every step (float32 [33, len(features)] per step; one value broadcasts). `start`:
         per function, the actions of an earlier incumbent to play instead of the emulation
         (a resumed search; an action the mask refuses, and every step past the list,
-        follows the emulation)."""
+        follows the emulation). `chain`: per function, the earlier incumbents of that
+        search (:attr:`FunctionSearch.chain`), kept before this run's."""
         self.module, self.features = module, list(features) if features else None
         self.alternatives, self.poisoned_only = alternatives, poisoned_only
         self.episodes = 0
         self.functions: dict[str, FunctionSearch] = {}
         self.started = False
         self._start = {n: list(a) for n, a in (start or {}).items()}
+        self._chain = {n: [(float(s), list(a)) for s, a in c] for n, c in (chain or {}).items()}
         self._plan: dict[str, tuple[int, int]] = {}
         self.emulation = self.default = 0.0
         if env is not None:
@@ -241,6 +262,7 @@ class ModuleSearch:
             if score < f.best - TOLERANCE * max(1.0, abs(f.best)):
                 f.gains = {j: g for j, g in f.gains.items() if j < step}
                 f.gains[step] = f.best - score
+                f.chain.append((f.best, list(f.incumbent.actions)))
                 f.best, f.incumbent = score, player.played[name]
                 f.kept += 1
                 kept += 1
@@ -260,6 +282,7 @@ class ModuleSearch:
         self.emulation = sum(s for s, _ in scores.values())
         self.default = sum(d for _, d in scores.values())
         for name, (score, default) in scores.items():
-            f = FunctionSearch(name, default, score, played.get(name, Trajectory()), [])
+            f = FunctionSearch(name, default, score, played.get(name, Trajectory()), [],
+                               chain=self._chain.get(name, []))
             f.requeue(-1, self.poisoned_only)
             self.functions[name] = f

@@ -8,6 +8,11 @@ pass), until a pass changes none. Clang-22 does not send
 its own eviction decision, so the search starts from the host's emulation of it; a module
 whose best still costs at least clang's own gets no table entry, and a build compiles it
 with clang's own decisions.
+
+The state keeps, besides each function's incumbent, its score and its chain of earlier
+incumbents (at most CHAIN_KEPT of them, evenly spaced from the start): the candidates
+`python -m mlgo_env.tune pick` chooses between by what the project's workload executes
+(mlgo_env.tuning.pick).
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ from typing import Any
 import numpy as np
 
 from .. import episodes as ep
-from .regalloc_search import ModuleSearch
+from .regalloc_search import ModuleSearch, spread
 from .tuner import ModuleTuner, register
 
 #: columns a trial tries per step (evict nothing first, then the lightest interference)
 ALTERNATIVES = 2
+#: earlier incumbents a function's state keeps (evenly spaced, the start always among them)
+CHAIN_KEPT = 8
 
 
 @register
@@ -31,11 +38,13 @@ class RegallocTuner(ModuleTuner):
     def __init__(self, module: str, features: list[str], state: dict[str, Any] | None) -> None:
         super().__init__(module, features, state)
         self.search: ModuleSearch | None = None
-        self._start = (state or {}).get("incumbents")
+        self._state = state or {}
+        self._start = self._state.get("incumbents")
 
     def propose(self) -> ep.Decide:
         if self.search is None:
-            self.search = ModuleSearch(None, self.module, ALTERNATIVES, start=self._start)
+            self.search = ModuleSearch(None, self.module, ALTERNATIVES, start=self._start,
+                                       chain=self._state.get("chains"))
         return self.search.propose()
 
     def settle(self, decider: ep.Decide, result: ep.EpisodeResult) -> None:
@@ -68,10 +77,16 @@ class RegallocTuner(ModuleTuner):
         return Replay({n: list(f.incumbent.actions) for n, f in self.search.functions.items()})
 
     def state(self) -> dict[str, Any]:
+        """{"incumbents": {function: actions}, "scores": {function: its incumbent's score},
+        "chains": {function: [[score, actions], ...] earlier incumbents, oldest first}}."""
         if self.search is None:
-            return {"incumbents": self._start or {}}
-        return {"incumbents": {n: list(map(int, f.incumbent.actions))
-                               for n, f in self.search.functions.items()}}
+            return {k: self._state.get(k) or {} for k in ("incumbents", "scores", "chains")}
+        functions = self.search.functions.values()
+        return {"incumbents": {f.name: list(map(int, f.incumbent.actions)) for f in functions},
+                "scores": {f.name: f.best for f in functions},
+                "chains": {f.name: [[s, list(map(int, a))]
+                                    for s, a in spread(f.chain, CHAIN_KEPT)]
+                           for f in functions if f.chain}}
 
 
 class Replay:

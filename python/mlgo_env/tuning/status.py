@@ -21,7 +21,9 @@ Two views, each a few lines of text:
   apart from a ``-c`` of the same module: ``src.c (linked into lib.so)``.
 
 With an inline-replay file (python -m mlgo_env.tune replay-file), a line says whether the
-file is still the one tune wrote (its SHA-256 is in inline-replay.json).
+file is still the one tune wrote (its SHA-256 is in inline-replay.json). After
+``python -m mlgo_env.tune pick``, a line says which table its workload chose and what each
+executed (DIR/workload.json).
 
 Raises TableError for a table, log or replay file that cannot be read or was altered.
 """
@@ -47,6 +49,7 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
     for line in problems:
         yield f"  {line}"
     yield from replay_file_lines(tuning)
+    yield from workload_lines(tuning)
     if corpus:
         yield from corpus_lines(corpus, entries, states, manifest["clang"].get("version", ""))
     log = log or os.path.join(tuning, "launch.log")
@@ -69,6 +72,24 @@ def replay_file_lines(tuning: str) -> Iterator[str]:
     yield (f"inline-replay file: {summary['lines']} lines, as written; exact for "
            f"{summary['exact']} of {summary['modules']} modules when written "
            f"(flags: {os.path.join(tuning, 'inline-replay.flags')}{link})")
+
+
+def workload_lines(tuning: str) -> Iterator[str]:
+    """What `tune pick` measured (DIR/workload.json), in one line."""
+    path = os.path.join(tuning, "workload.json")
+    if not os.path.exists(path):
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        runs = {r["name"]: int(r["instructions"]) for r in doc["runs"]}
+        chosen, tuned = doc["chosen"], runs["tuned"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TableError(f"workload pick report '{path}' is unreadable: {e}") from None
+    others = ", ".join(f"{n} {c:,}" for n, c in runs.items() if n not in (chosen, "tuned"))
+    yield (f"workload pick: the {chosen} table's workload executed {runs[chosen]:,} "
+           f"instructions, the table as tuned {tuned:,} ({runs[chosen] / tuned - 1:+.2%}); "
+           f"{others} ({path})")
 
 
 def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
