@@ -122,3 +122,19 @@ def test_a_launcher_log_line_names_its_module_by_entry_or_by_the_longest_path_su
     assert _module_of({"module": "", "output": "a.o"}, modules) == "a.o"
     assert _module_of({"module": "", "output": "/b/build/src/b.o"}, modules) == "src/b.o"
     assert _module_of({"module": "", "output": "src/c.o"}, modules) is None
+
+
+def test_tune_status_says_what_the_pick_measured_and_refuses_a_bad_report(tmp_path):
+    import json
+    from mlgo_env.tuning.status import workload_lines
+    from mlgo_env.tuning.table import TableError
+    assert list(workload_lines(str(tmp_path))) == []
+    runs = [{"name": "tuned", "instructions": 1000}, {"name": "candidate 1", "instructions": 990},
+            {"name": "picked", "instructions": 980}]
+    write(tmp_path / "workload.json", json.dumps({"chosen": "picked", "runs": runs}))
+    (line,) = workload_lines(str(tmp_path))
+    assert line.startswith("workload pick: the picked table's workload executed 980 "
+                           "instructions, the table as tuned 1,000 (-2.00%); candidate 1 990")
+    write(tmp_path / "workload.json", json.dumps({"chosen": "picked"}))
+    with pytest.raises(TableError, match="workload pick report .* is unreadable"):
+        list(workload_lines(str(tmp_path)))
