@@ -1,4 +1,4 @@
-"""Call sites as clang's inline-replay advisor names them, read from two things clang writes.
+"""Call sites as clang's inline-replay advisor names them, read from what clang writes.
 
 - The optimisation record of a compile whose inliner was driven through the interactive
   channel (`-fsave-optimization-record -foptimization-record-passes=inline-ml`): one record
@@ -6,6 +6,9 @@
   location, the answer given (`ShouldInline`) and clang's own (`inlining_default`).
 - The compile's final IR in text (`-c -emit-llvm`, then `llvm-dis`), with debug locations
   (`-gline-tables-only`): every call still there, with its whole location chain.
+- The optimisation record of a stock compile (pass `inline`): clang's own inliner's remarks,
+  in order; an inlined call's remark spells its key (`at callsite`), a call left alone's
+  does not, and a "no" a replay file gave leaves no remark.
 
 A replay key is what LLVM's `formatCallSiteLocation` makes of a call's debug location with
 the `LineColumn` format: one `name:line-offset:column` frame per inlined-at level, innermost
@@ -244,3 +247,73 @@ def replay_line(callee: str, caller: str, key: str, inline: bool) -> str:
         return (f"mlgo-env:1:1: remark: '{callee}' inlined into '{caller}' with "
                 f"(cost=0, threshold=0) at callsite {key};")
     return f"mlgo-env:1:1: remark: '{callee}' will not be inlined into '{caller}' at callsite {key};"
+
+
+@dataclasses.dataclass(frozen=True)
+class Remark:
+    """One remark of clang's own inliner (pass `inline`): what a compile with stock clang
+    (and a replay file) did at a call site, in order."""
+    name: str         # Inlined, AlwaysInline, TooCostly, NeverInline, NoDefinition, ...
+    caller: str
+    callee: str
+    file: str
+    line: int
+    column: int
+    inlined: bool
+    #: an inlined call's replay key (the remark's `at callsite`, discriminators left out);
+    #: "" for a call left alone: clang gives no key then
+    key: str
+    #: an answer of the advisor, as the tuned compile's record has one for each: not a
+    #: call without a body, nor a mandatory answer (alwaysinline, noinline, not viable)
+    asked: bool
+
+    @property
+    def site(self) -> tuple[str, str, str, int, int]:
+        return (self.caller, self.callee, self.file, self.line, self.column)
+
+
+_ARG = re.compile(r"^\s+- (\w+):[ \t]*(.*)$", re.M)
+#: a replay file's "yes" is an AlwaysInline remark with this reason
+_REPLAYED = "previously inlined"
+
+
+def _callsite_key(args: list[tuple[str, str]]) -> str:
+    """The key an inlined remark's arguments spell after ' at callsite ', up to ';'."""
+    words = [(k, _scalar(v)) for k, v in args]
+    starts = [i for i, (k, v) in enumerate(words) if k == "String" and v == " at callsite "]
+    if not starts:
+        return ""
+    out: list[str] = []
+    for k, v in words[starts[0] + 1:]:
+        if k == "String" and v == ";":
+            break
+        if k == "Disc":  # ".N": the LineColumn key has no discriminator
+            out.pop()
+            continue
+        out.append(v)
+    return "".join(out)
+
+
+def parse_inline_remarks(text: str) -> list[Remark]:
+    """The remarks of pass `inline` in an optimisation record (YAML), in order. A remark
+    without a location (a call in a function the compiler made, such as C++'s
+    __clang_call_terminate) has file "" and line 0: no decision's site."""
+    out = []
+    starts = [m.end() for m in _DOC.finditer(text)]
+    ends = [m.start() for m in _DOC.finditer(text)][1:] + [len(text)]
+    for start, end in zip(starts, ends):
+        doc = text[start:end]
+        if _field(doc, "Pass", "") != "inline":
+            continue
+        name, caller = _field(doc, "Name", "") or "", _field(doc, "Function", "") or ""
+        callee = _field(doc, "- Callee", r"\s+") or ""
+        loc = _LOC.search(doc)
+        where = (_scalar(loc.group(1)), int(loc.group(2)), int(loc.group(3))) if loc \
+            else ("", 0, 0)
+        args = _ARG.findall(doc)
+        replayed = any(k == "Reason" and _scalar(v) == _REPLAYED for k, v in args)
+        inlined = name in ("Inlined", "AlwaysInline")
+        asked = name not in ("NoDefinition", "NeverInline", "AlwaysInline") or replayed
+        out.append(Remark(name, caller, callee, *where, inlined,
+                          _callsite_key(args) if inlined and loc else "", asked))
+    return out

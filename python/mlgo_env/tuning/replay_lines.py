@@ -11,7 +11,11 @@ ThinLTO corpus, its backend's command on its post-import module: thinlto_replay.
    chain included; a call whose caller is gone is keyed from its copies; a "yes" made at the
    caller's own code is keyed from the caller's subprogram; a "yes" inside code inlined
    earlier is found by compiling with the lines so far (the call is then still there),
-   until nothing new is found;
+   until nothing new is found. Copies of one site (one record location, several inlined-at
+   chains) answered both ways: each copy left in the final IR was a "no", the others a
+   "yes" (_mixed_lines). A "no" whose call later passes merged or deleted is keyed from
+   clang's own remark in the compile with the lines so far, which inlined it
+   (replay_align);
 3. the module compiled with its lines must give the tuned object's executable bytes
    (`exact_alone`); the launcher's tuned object with `-gline-tables-only` is the reference.
 
@@ -28,7 +32,7 @@ import subprocess
 
 from .._native import load_core
 from ..elf import executable_bytes
-from . import ir_sites
+from . import ir_sites, replay_align
 from .table import write_atomic
 
 #: the keys' form (no discriminators: they exist only with profile-directed flags)
@@ -179,16 +183,23 @@ def _copied_keys(site: tuple, by_loc: dict[tuple, list[ir_sites.Call]],
     return out
 
 
-def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
-             calls: list[ir_sites.Call], lines: dict,
-             frame_of: dict[str, tuple[str, int, str]]) -> bool:
-    """Keys for the pending groups whose call, or a copy of it, is in `calls`; True if any
-    was added."""
+def _index(calls: list[ir_sites.Call]
+           ) -> tuple[dict[tuple, set[str]], dict[tuple, list[ir_sites.Call]]]:
+    """The calls' keys by site, and the calls by innermost location (callee included)."""
     by_site: dict[tuple, set[str]] = {}
     by_loc: dict[tuple, list[ir_sites.Call]] = {}
     for c in calls:
         by_site.setdefault(c.site, set()).add(c.key)
         by_loc.setdefault(c.site[1:], []).append(c)
+    return by_site, by_loc
+
+
+def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
+             calls: list[ir_sites.Call], lines: dict,
+             frame_of: dict[str, tuple[str, int, str]]) -> bool:
+    """Keys for the pending groups whose call, or a copy of it, is in `calls`; True if any
+    was added."""
+    by_site, by_loc = _index(calls)
     added = False
     for site in list(pending):
         keys = by_site.get(site) or _copied_keys(site, by_loc, frame_of)
@@ -200,6 +211,54 @@ def _resolve(groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
                 lines[(site[0], site[1], key)] = answer
                 added = True
         pending.discard(site)
+    return added
+
+
+@dataclasses.dataclass
+class _Mixed:
+    """A site decided both ways: earlier inlining copied its call (one innermost location,
+    several inlined-at chains) and the copies were answered differently. The record does not
+    say which copy got which answer, the IR does: a copy answered "no" is still in the tuned
+    IR (`left`: its keys), a copy answered "yes" is not."""
+    left: dict[tuple, set[str]]
+    #: the sites with a "yes" against clang's "no": their copies are found in a compile with
+    #: the lines so far (still there, not in `left`); per site, how many are still wanted
+    wanted_yes: dict[tuple, int]
+
+
+def _mixed_lines(groups: dict[tuple, list[ir_sites.Decision]], mixed: set[tuple],
+                 tuned_calls: list[ir_sites.Call], lines: dict,
+                 frame_of: dict[str, tuple[str, int, str]]) -> _Mixed:
+    """A "no" line for every copy of a mixed site left in the tuned IR when one of its
+    "no"s departs from clang's "yes" (a "yes" that agrees needs no line)."""
+    by_site, by_loc = _index(tuned_calls)
+    m = _Mixed({}, {})
+    for site in mixed:
+        m.left[site] = by_site.get(site) or _copied_keys(site, by_loc, frame_of)
+        if any(d.default and not d.inline for d in groups[site]):
+            for key in m.left[site]:
+                lines[(site[0], site[1], key)] = False
+        yes = sum(d.inline and not d.default for d in groups[site])
+        if yes:
+            m.wanted_yes[site] = yes
+    return m
+
+
+def _resolve_mixed_yes(m: _Mixed, calls: list[ir_sites.Call], lines: dict,
+                       frame_of: dict[str, tuple[str, int, str]]) -> bool:
+    """A "yes" line for each copy of a mixed site in `calls` (a compile with the lines so
+    far) that the tuned IR does not have; True if any was added."""
+    by_site, by_loc = _index(calls)
+    added = False
+    for site in list(m.wanted_yes):
+        keys = (by_site.get(site) or _copied_keys(site, by_loc, frame_of)) - m.left[site]
+        for key in keys:
+            if lines.get((site[0], site[1], key)) is None:
+                lines[(site[0], site[1], key)] = True
+                m.wanted_yes[site] -= 1
+                added = True
+        if m.wanted_yes[site] <= 0:
+            del m.wanted_yes[site]
     return added
 
 
@@ -231,25 +290,53 @@ def derive(module: str, cmd: Command, launcher: str, tuning: str, saving: float,
     result.departures = sum(d.inline != d.default for d in decisions)
     mixed = {s for s in wanted if len({d.inline for d in groups[s]}) > 1}
     pending = wanted - mixed
-    _resolve(groups, pending, ir_sites.parse_calls(tuned_ir), result.lines, frame_of)
+    tuned_calls = ir_sites.parse_calls(tuned_ir)
+    _resolve(groups, pending, tuned_calls, result.lines, frame_of)
+    split = _mixed_lines(groups, mixed, tuned_calls, result.lines, frame_of)
     guessed = set()
     for site in list(pending):
         key = ir_sites.own_site_key(groups[site][0], subs)
         if key is not None:
             result.lines[(site[0], site[1], key)] = groups[site][0].inline
             guessed.add(site)
-    path = os.path.join(scratch, "lines.txt")
-    for _ in range(rounds):
-        write_lines(path, result.lines)
-        if executable_bytes(c.run(replay_options(path), "replay.o", False)) == result.tuned:
-            result.exact_alone = True
-            break
-        ir = c.ir(replay_options(path), "replay", tuned=False) if pending else ""
-        if not pending or not _resolve(groups, pending, ir_sites.parse_calls(ir),
-                                       result.lines, frame_of):
-            break
-    result.unresolved = len(pending - guessed) + len(mixed)
+    _replay_rounds(c, scratch, result, decisions, groups, pending, split, frame_of, rounds)
+    result.unresolved = len(pending - guessed) + len(split.wanted_yes)
     if not result.exact_alone:
         result.why = (f"{result.unresolved} of {len(wanted)} departing call sites not keyed"
                       if result.unresolved else "keyed, but the replayed object differs")
     return result
+
+
+def _replay_rounds(c: Compiler, scratch: str, result: ModuleLines,
+                   decisions: list[ir_sites.Decision],
+                   groups: dict[tuple, list[ir_sites.Decision]], pending: set[tuple],
+                   split: _Mixed, frame_of: dict[str, tuple[str, int, str]],
+                   rounds: int) -> None:
+    """Compiles with the lines so far until the object is the tuned one (exact_alone) or no
+    more keys are found: a tuned "no" the compile inlined is keyed from clang's remark of it
+    (replay_align), a "yes" inside code inlined earlier from the IR (the call is still
+    there)."""
+    path, record = os.path.join(scratch, "lines.txt"), os.path.join(scratch, "replay.yaml")
+    for _ in range(rounds):
+        write_lines(path, result.lines)
+        got = executable_bytes(c.run(replay_options(path) + [
+            "-fsave-optimization-record", f"-foptimization-record-file={record}",
+            "-foptimization-record-passes=inline"], "replay.o", False))
+        if got == result.tuned:
+            result.exact_alone = True
+            return
+        with open(record) as f:
+            remarks = ir_sites.parse_inline_remarks(f.read())
+        keyed_no = {(k[0], k[1]) for k, yes in result.lines.items() if not yes}
+        found = False
+        for d, key in replay_align.inlined_noes(decisions, remarks, keyed_no):
+            pending.discard(d.site)
+            if (d.caller, d.callee, key) not in result.lines:
+                result.lines[(d.caller, d.callee, key)] = False
+                found = True
+        if pending or split.wanted_yes:
+            calls = ir_sites.parse_calls(c.ir(replay_options(path), "replay", tuned=False))
+            found = _resolve(groups, pending, calls, result.lines, frame_of) or found
+            found = _resolve_mixed_yes(split, calls, result.lines, frame_of) or found
+        if not found:
+            return
