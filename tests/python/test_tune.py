@@ -36,7 +36,11 @@ from test_launch import (CC, CXX, MLGO_ENV, MLGO_ENV_LAUNCH, PROJECT, margin_pol
 
 from mlgo_env.policies.policy import save_policy  # noqa: E402
 
+from mlgo_env.elf import executable_bytes  # noqa: E402
+from mlgo_env.tuning import ir_sites, replay_drift  # noqa: E402
 from mlgo_env.tuning.inline_replay import write_replay_file  # noqa: E402
+from mlgo_env.tuning.replay_lines import (LOCATIONS, Command, disassemble,  # noqa: E402
+                                          replay_options, write_lines)
 from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.table import read_entries  # noqa: E402
 
@@ -80,6 +84,67 @@ def log_lines(path):
 def program_output(src, name):
     return subprocess.run([os.path.join(src, name)], capture_output=True, text=True,
                           check=True).stdout
+
+
+#: twice() is inlined into outer() by clang's own -Oz, and outer() into f(): the lines below
+#: keep both calls of twice (in outer, and its copy in f), as a tuned "no" would
+DRIFT_SOURCE = """static int twice(int x) { return x * 2 + 1; }
+static int outer(int a) {
+  return twice(a) + 3;
+}
+int f(int a, int b) {
+  return outer(a) - b;
+}
+"""
+DRIFT_LINES = {("outer", "twice", "outer:1:10"): False,
+               ("f", "twice", "outer:1:10 @ f:1:10"): False}
+
+
+@needs("MLGO_CLANG")
+class ReplayDriftLines(unittest.TestCase):
+    """Drift lines with the real clang-22: where they are made they change no object, and
+    after an edit above the call (in the call's function, or in the function it was inlined
+    into) they keep the decision the exact line no longer finds."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="mlgo-drift-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def compile(self, source, lines, name):
+        """(executable bytes, calls of twice left) of `source` compiled at -Oz with `lines`."""
+        with open(os.path.join(self.dir, name + ".c"), "w") as f:
+            f.write(source)
+        path = os.path.join(self.dir, name + ".txt")
+        write_lines(path, lines)
+        argv = [CC, "-Oz", "-c", name + ".c", LOCATIONS, "-w"] + replay_options(path)
+        for extra in (["-o", name + ".o"], ["-emit-llvm", "-o", name + ".bc"]):
+            subprocess.run(argv + extra, cwd=self.dir, check=True, timeout=120)
+        calls = ir_sites.parse_calls(disassemble(os.path.join(self.dir, name + ".bc")))
+        return (executable_bytes(os.path.join(self.dir, name + ".o")),
+                {c.key for c in calls if c.callee == "twice"})
+
+    def test_drift_lines_keep_a_decision_across_an_edit_and_change_nothing_here(self):
+        self.assertEqual(self.compile(DRIFT_SOURCE, {}, "plain")[1], set())
+        exact = self.compile(DRIFT_SOURCE, DRIFT_LINES, "exact")
+        self.assertEqual(exact[1], {"outer:1:10 @ f:1:10"})
+        path = os.path.join(self.dir, "exact.txt")
+        known = replay_drift.known_calls(Command([CC, "-Oz", "-c", "exact.c"], self.dir),
+                                         path, self.dir)
+        self.assertEqual(known[("twice", "outer:1:10 @ f:1:10")], False)
+        self.assertEqual(known[("outer", "f:1:10")], True)  # from clang's remark
+        drift = replay_drift.variants(DRIFT_LINES, known)
+        self.assertFalse(set(drift) & set(DRIFT_LINES))
+        both = {**DRIFT_LINES, **drift}
+        self.assertEqual(self.compile(DRIFT_SOURCE, both, "drift"), exact)
+        edits = {"caller": ("  return outer(a) - b;", "  b ^= a;\n  return outer(a) - b;",
+                            "outer:1:10 @ f:2:10"),
+                 "callee": ("  return twice(a) + 3;", "  a -= 3;\n  return twice(a) + 3;",
+                            "outer:2:10 @ f:1:10")}
+        for name, (old, new, key) in edits.items():
+            edited = DRIFT_SOURCE.replace(old, new)
+            self.assertEqual(self.compile(edited, DRIFT_LINES, name + "-exact")[1], set(), name)
+            self.assertEqual(self.compile(edited, both, name + "-drift")[1], {key}, name)
+            self.assertIn(("f", "twice", key), drift)
 
 
 @needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
@@ -142,6 +207,7 @@ class TunedInlining(unittest.TestCase):
         said = []
         summary = write_replay_file(self.tuning, self.corpus, MLGO_ENV_LAUNCH, 2, said.append)
         self.assertGreater(summary["lines"], 0, said)
+        self.assertIn("drift_lines", summary)  # the exact checks below hold with them too
         report = {m["module"]: m for m in
                   read_json(os.path.join(self.tuning, "inline-replay.json"))["modules"]}
         with open(os.path.join(self.tuning, "inline-replay.flags")) as f:

@@ -13,6 +13,9 @@ the report's `exact` is that last check. A module the file cannot change is not 
 again: one without an entry that no line reaches (clang-22 replays only the callers a file
 names; report: `untouched`), or a tuned one whose reaching lines are exactly its own and
 gave its tuned object alone.
+Last, each line gets drift lines (replay_drift.py): its key with one frame's line offset
+moved a little, the same answer, so an edit above the call in a later version of the code
+keeps the decision; the modules they reach are compiled again, and they change no object.
 
 Blocking; runs `workers` compiles at once. Errors: ValueError/OSError naming the file or
 module; a module whose compile fails is reported (`why`) and gets no lines.
@@ -31,6 +34,7 @@ from typing import Any, Callable
 
 from ..elf import executable_bytes
 from . import ir_sites, thinlto_replay
+from .replay_drift import DRIFT_KEPT, WINDOW, add_drift_lines
 from .replay_cache import FOLDER, ReplayCache, module_key
 from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
                            replay_flags, replay_options, write_lines)
@@ -42,6 +46,8 @@ class Merged:
     lines: dict[tuple[str, str, str], bool]
     owners: dict[tuple[str, str, str], set[str]]
     conflicts: int
+    #: the keys of `lines` that are drift lines (replay_drift.py), not tuned decisions
+    drift: set[tuple[str, str, str]] = dataclasses.field(default_factory=set)
 
 
 def merge(results: list[ModuleLines]) -> Merged:
@@ -182,11 +188,13 @@ def _build_modules(tuning: str, corpus: str
 
 
 def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
-                      say: Callable[[str], None] = print) -> dict[str, Any]:
+                      say: Callable[[str], None] = print,
+                      drift_window: tuple[int, int] | None = WINDOW) -> dict[str, Any]:
     """Writes DIR/inline-replay.{txt,flags,json} for the inlining table in `tuning`, made
     from `corpus` (its compile_commands.json); returns the report's summary. Every module
     of the build is checked with the file: a line keyed in a header's inline function
-    reaches every module that includes it."""
+    reaches every module that includes it. Then each line gets its drift lines (moved keys
+    within `drift_window`, replay_drift.py; None: none), checked to change no object."""
     if not (os.path.isfile(launcher) and os.access(launcher, os.X_OK)):
         raise ValueError(f"the launcher '{launcher}' is not an executable file")
     tuning = os.path.abspath(tuning)  # the compiles run in their own directories
@@ -236,12 +244,16 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
 
         verify_all()
         dropped = _drop_spoilers(merged, [r for _, r in checkable], verify_all)
+        if drift_window is not None:
+            add_drift_lines(merged, [r for _, r in checkable], cmds, tmp, workers, verify_all,
+                            drift_window, os.path.join(cache.folder, DRIFT_KEPT),
+                            json.dumps(sorted(keys.items())))
         path = os.path.join(tuning, "inline-replay.txt")
         write_lines(path, merged.lines)
         for r in results:  # clang's own objects compiled in the check
             if r.reference and r.tuned is not None and r.module in keys:
                 cache.store_text(keys[r.module], r.tuned)
-        cache.prune(set(keys.values()))
+        cache.prune(set(keys.values()) | {DRIFT_KEPT.split(".")[0]})
     return _report(tuning, path, results, merged, dropped, say, thinlto)
 
 
@@ -254,7 +266,8 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
     summary = {
         "sha256": digest, "table_sha256": table_digest(tuning),
         "modules": len(results), "modules_with_lines": len(with_lines),
-        "lines": len(merged.lines), "conflicts": merged.conflicts, "dropped": dropped,
+        "lines": len(merged.lines) - len(merged.drift), "drift_lines": len(merged.drift),
+        "conflicts": merged.conflicts, "dropped": dropped,
         "exact": sum(r.exact for r in results),
         "exact_with_lines": sum(r.exact for r in with_lines),
         "failed": sum(r.tuned is None and not (r.untouched and r.reference)
@@ -267,7 +280,8 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
     if thinlto is not None:  # the compiles need the locations; lld's backends read the file
         summary["flags"] = thinlto_replay.COMPILE_FLAGS
         summary["ldflags"] = thinlto_replay.link_flags(path)
-        summary["promoted_lines"] = thinlto_replay.promoted(merged.lines)
+        summary["promoted_lines"] = thinlto_replay.promoted(
+            k for k in merged.lines if k not in merged.drift)
     report = {"summary": summary, "modules": [
         {"module": r.module, "departures": r.departures, "lines": len(r.lines),
          "exact_alone": r.exact_alone, "exact": r.exact, "why": r.why,
@@ -281,7 +295,9 @@ def _report(tuning: str, path: str, results: list[ModuleLines], merged: Merged, 
         write_atomic(ldflags, " ".join(summary["ldflags"]) + "\n")
     elif os.path.exists(ldflags):  # a ThinLTO file written here before
         os.unlink(ldflags)
-    say(f"inline-replay file {path}: {summary['lines']} lines from {len(with_lines)} modules; "
+    say(f"inline-replay file {path}: {summary['lines']} lines from {len(with_lines)} modules "
+        f"and {summary['drift_lines']} drift lines (the same answers where a later edit moves "
+        "a call by a few lines; they change no object here); "
         f"exact (tuned executable bytes) {summary['exact']} of {len(results)} modules, "
         f"{summary['exact_with_lines']} of {len(with_lines)} with lines; "
         f"{summary['conflicts']} conflicting keys, {dropped} lines dropped, "
