@@ -4,6 +4,7 @@ workload, tuned on top of it, and measured on an input the profile never saw.
 
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils [--problem regalloc|inlining]
         [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
+        [--pick [--candidates 3] [--pick-timeout 3600]]
 
 Steps (each printed with its wall time), by the package's own build system (bench/tune.py's
 recipes, which name the workload):
@@ -13,11 +14,17 @@ recipes, which name the workload):
 2. `llvm-profdata merge` into WORK/pgo.profdata;
 3. the corpus captured with the profile in CFLAGS (`-O2 -fprofile-instr-use=WORK/pgo.profdata`)
    and `python -m mlgo_env.tune` on it (regalloc by default);
-4. three builds: plain -O2, PGO, and PGO through `mlgo-env-launch --tuning=DIR`;
+   With --pick (regalloc), the table is copied as the search left it (WORK/tuning-static)
+   and `python -m mlgo_env.tune pick` chooses its hot functions' decisions by the workload
+   on the training input: its build is `make clean && make` in a configured PGO tree
+   (WORK/pick-tree) with the launcher as CC, its workload the recipe's steps on the
+   training input, each program as "$MLGO_RUN" PROGRAM;
+4. three builds: plain -O2, PGO, and PGO through `mlgo-env-launch --tuning=DIR` (with
+   --pick: the static table as `pgo+tuned`, the picked one as a fourth, `pgo+picked`);
 5. the workload on the held-back input (a tar of --held-back, default the C++ standard
    library's headers: text the profile never saw; decompression reads what the plain build
    compressed): instructions under valgrind (callgrind's total, deterministic) on each
-   build, PGO against plain and PGO + tuned against PGO, outputs compared; then linked sizes,
+   build, PGO against plain and each tuned build against PGO, outputs compared; then linked sizes,
    the package's tests on each build and what the launcher's log says (bench/tune.py's
    report).
 
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -103,12 +111,49 @@ def held_back(recipe: dict, builds: dict[str, str], data: str) -> None:
             outputs[side] = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
                                            check=True).stdout
             counts[side] = bench.instructions(argv, env)
-        plain, pgo, tuned = counts["plain"], counts["pgo"], counts["pgo+tuned"]
+        plain, pgo = counts["plain"], counts["pgo"]
+        tuned = ", ".join(f"{side} {c:,} ({c / pgo - 1:+.2%} against PGO)"
+                          for side, c in counts.items() if side.startswith("pgo+"))
         same = len(set(outputs.values())) == 1
         bench.say(f"held-back {name}: instructions plain {plain:,}, PGO {pgo:,} "
-                  f"({pgo / plain - 1:+.2%} against plain), PGO + tuned {tuned:,} "
-                  f"({tuned / pgo - 1:+.2%} against PGO); outputs "
+                  f"({pgo / plain - 1:+.2%} against plain), {tuned}; outputs "
                   f"{'identical' if same else 'DIFFERENT'}")
+
+
+def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, flags: str,
+         corpus: str, tuning: str, training: str) -> str:
+    """Step 3b: the static table copied to WORK/tuning-static, then `tune pick` on
+    `tuning` with the workload on the training input; returns the static copy."""
+    static = os.path.join(work, "tuning-static")
+    shutil.rmtree(static, ignore_errors=True)
+    shutil.copytree(tuning, static)
+    where = os.path.join(work, "pick-tree")
+    t0 = time.perf_counter()
+    bench.build(recipe, tree, where, flags, "clang-22", os.path.join(logs, "pick-tree"))
+    bench.say(f"pick tree configured and built ({time.perf_counter() - t0:.0f} s)")
+    libs = ":".join(os.path.join(where, d) for d in recipe.get("libs", []))
+    steps = [f"export LD_LIBRARY_PATH={shlex.quote(libs)}"] if libs else []
+    for name, argv in inputs_for(recipe, ".", training):
+        line = '"$MLGO_RUN" ' + " ".join(shlex.quote(x) for x in argv)
+        if name == "compress":
+            suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
+            line += " > " + shlex.quote(training + suffix)
+        steps.append(line + (" > /dev/null" if name != "compress" else ""))
+    build = (f'make clean > /dev/null && make -j{os.cpu_count() or 2} '
+             f'CC="{bench.LAUNCH} --tuning=$MLGO_TUNING -- clang-22" > /dev/null')
+    t0 = time.perf_counter()
+    r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "pick",
+                        f"--tuning={tuning}", f"--corpus={corpus}", f"--directory={where}",
+                        f"--build={build}", f"--workload={' && '.join(steps)}",
+                        f"--candidates={a.candidates}", f"--timeout={a.pick_timeout}",
+                        f"--workers={a.workers}"],
+                       env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
+                       capture_output=True, text=True)
+    bench.say(r.stdout.rstrip())
+    if r.returncode != 0:
+        raise SystemExit(f"bench/tune_pgo: tune pick failed: {r.stderr[-2000:]}")
+    bench.say(f"pick: {time.perf_counter() - t0:.0f} s wall")
+    return static
 
 
 def main() -> int:
@@ -121,7 +166,15 @@ def main() -> int:
     p.add_argument("--held-back", default="/usr/include/c++/12",
                    help="a directory whose tar is the input the profile never saw")
     p.add_argument("--work", default="/tmp/mlgo-bench-pgo")
+    p.add_argument("--pick", action="store_true",
+                   help="regalloc: choose the hot functions' decisions by the workload "
+                   "(python -m mlgo_env.tune pick) and build both tables")
+    p.add_argument("--candidates", type=int, default=3, help="--pick: candidates per function")
+    p.add_argument("--pick-timeout", type=float, default=3600.0,
+                   help="--pick: seconds each build and workload run may take")
     a = p.parse_args()
+    if a.pick and a.problem != "regalloc":
+        p.error("--pick needs --problem regalloc")
     if a.package in bench.RESERVED:
         p.error(f"{a.package} is reserved for evaluation")
     recipe = bench.RECIPES.get(a.package)
@@ -153,16 +206,21 @@ def main() -> int:
     if tune.returncode != 0:
         raise SystemExit(f"bench/tune_pgo: tune failed: {tune.stderr[-2000:]}")
     bench.say(f"tune: {time.perf_counter() - t0:.0f} s wall")
-    builds = {side: os.path.join(work, side) for side in ("plain", "pgo", "pgo+tuned")}
-    log = os.path.join(tuning, "launch.log")
-    if os.path.exists(log):
-        os.unlink(log)
+    tables = {"pgo+tuned": tuning}
+    if a.pick:
+        tables = {"pgo+tuned": pick(a, recipe, tree, work, logs, flags, corpus, tuning,
+                                    training), "pgo+picked": tuning}
+    builds = {side: os.path.join(work, side) for side in ["plain", "pgo", *tables]}
     t0 = time.perf_counter()
     bench.build(recipe, tree, builds["plain"], "-O2", "clang-22", os.path.join(logs, "plain"))
     bench.build(recipe, tree, builds["pgo"], flags, "clang-22", os.path.join(logs, "pgo"))
-    bench.build(recipe, tree, builds["pgo+tuned"], flags,
-                f"{bench.LAUNCH} --tuning={tuning} -- clang-22", os.path.join(logs, "tuned"))
-    bench.say(f"three builds ({time.perf_counter() - t0:.0f} s)")
+    for side, table in tables.items():
+        log = os.path.join(table, "launch.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        bench.build(recipe, tree, builds[side], flags,
+                    f"{bench.LAUNCH} --tuning={table} -- clang-22", os.path.join(logs, side))
+    bench.say(f"{len(builds)} builds ({time.perf_counter() - t0:.0f} s)")
     held_back(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")))
     bench.report(recipe, builds, tuning, logs)
     return 0
