@@ -69,7 +69,8 @@ def replay_file_lines(tuning: str) -> Iterator[str]:
     summary = check_replay_file(tuning)  # TableError (a ValueError) if it differs
     link = f", link flags: {os.path.join(tuning, 'inline-replay.ldflags')}" \
         if summary.get("thinlto") else ""
-    yield (f"inline-replay file: {summary['lines']} lines, as written; exact for "
+    drift = f" and {summary['drift_lines']} drift lines" if summary.get("drift_lines") else ""
+    yield (f"inline-replay file: {summary['lines']} lines{drift}, as written; exact for "
            f"{summary['exact']} of {summary['modules']} modules when written "
            f"(flags: {os.path.join(tuning, 'inline-replay.flags')}{link})")
 
