@@ -4,7 +4,7 @@ workload, tuned on top of it, and measured on an input the profile never saw.
 
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils [--problem regalloc|inlining]
         [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
-        [--pick [--candidates 3] [--pick-timeout 3600]]
+        [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions]
 
 Steps (each printed with its wall time), by the package's own build system (bench/tune.py's
 recipes, which name the workload):
@@ -13,7 +13,8 @@ recipes, which name the workload):
    input (a tar of the package's source, as bench/tune.py) with `LLVM_PROFILE_FILE`;
 2. `llvm-profdata merge` into WORK/pgo.profdata;
 3. the corpus captured with the profile in CFLAGS (`-O2 -fprofile-instr-use=WORK/pgo.profdata`)
-   and `python -m mlgo_env.tune` on it (regalloc by default);
+   and `python -m mlgo_env.tune` on it (regalloc by default; --regalloc-score is passed on:
+   the score its search lowers, LLVM's weighting or the instructions estimate);
    With --pick (regalloc), the table is copied as the search left it (WORK/tuning-static)
    and `python -m mlgo_env.tune pick` chooses its hot functions' decisions by the workload
    on the training input: its build is `make clean && make` in a configured PGO tree
@@ -172,7 +173,11 @@ def main() -> int:
     p.add_argument("--candidates", type=int, default=3, help="--pick: candidates per function")
     p.add_argument("--pick-timeout", type=float, default=3600.0,
                    help="--pick: seconds each build and workload run may take")
+    p.add_argument("--regalloc-score", default="llvm", choices=["llvm", "instructions"],
+                   help="regalloc: the score tune's search lowers (docs/regalloc.md)")
     a = p.parse_args()
+    if a.regalloc_score != "llvm" and a.problem != "regalloc":
+        p.error("--regalloc-score needs --problem regalloc")
     if a.pick and a.problem != "regalloc":
         p.error("--pick needs --problem regalloc")
     if a.package in bench.RESERVED:
@@ -199,7 +204,9 @@ def main() -> int:
     tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
                            f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
                            f"--workers={a.workers}", "--progress-every=120",
-                           "--no-replay-file"],
+                           "--no-replay-file"] +
+                          ([f"--regalloc-score={a.regalloc_score}"]
+                           if a.problem == "regalloc" else []),
                           env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
                           capture_output=True, text=True)
     bench.say(tune.stdout.rstrip())

@@ -92,7 +92,7 @@ void BaselineService::run(const corpus::ModuleSpec* module, std::string key,
                                    spawner_, /*interrupt=*/nullptr);
     if (!report.ok())
       return report.error();
-    return driver_.score(planner_.problem().scoreKind(), planned->command);
+    return driver_.score(planner_.scoreKind(), planned->command);
   };
   Result<ModuleScore> result = compute();
   if (!result.ok())

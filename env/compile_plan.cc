@@ -80,11 +80,22 @@ Result<PlannedCompile> CompilePlanner::baseline(const corpus::ModuleSpec& module
   return plan(module, /*interactive=*/false);
 }
 
+ScoreKind CompilePlanner::scoreKind() const {
+  ScoreKind kind = problem_->scoreKind();
+  if (kind == ScoreKind::kRegallocCost && options_.regallocScore == "instructions")
+    return ScoreKind::kRegallocInstructions;
+  return kind;
+}
+
 Result<std::vector<std::string>>
 CompilePlanner::baselineKeyArgs(const corpus::ModuleSpec& module) const {
   auto args = baseArgs(module, "<object>", "<remarks>");
   if (!args.ok())
     return args.error();
+  // A score of another kind is another value: never the cached one. The
+  // default's keys stay as they were.
+  if (scoreKind() == ScoreKind::kRegallocInstructions)
+    args->push_back("<score:instructions>");
   return keyArgs(std::move(*args), module);
 }
 
@@ -134,7 +145,8 @@ Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) 
   auto costs = readRegallocRemarks(command.remarksPath);
   if (!costs.ok())
     return costs.error();
-  return regallocScore(*costs);
+  return regallocScore(*costs, kind == ScoreKind::kRegallocInstructions ? kInstructionWeights
+                                                                        : kLlvmWeights);
 }
 
 } // namespace mlgo::env

@@ -51,6 +51,10 @@ public:
   Result<std::vector<std::string>> optimizationKeyArgs(const corpus::ModuleSpec& module) const;
 
   const Problem& problem() const { return *problem_; }
+  /// What its compiles are scored by: the problem's kind, or
+  /// kRegallocInstructions for a regalloc problem whose options ask for the
+  /// `instructions` score.
+  ScoreKind scoreKind() const;
   support::CleanupScope& scope() const { return *scope_; }
 
 private:

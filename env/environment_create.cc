@@ -9,6 +9,7 @@
 #include "environment_impl.h"
 
 #include "mlgo/corpus/command_check.h"
+#include "mlgo/env/score.h"
 
 #include <system_error>
 #include <thread>
@@ -22,7 +23,8 @@ Result<std::filesystem::path> corpusDir(const EnvironmentOptions& options, const
   return corpus::defaultDemoCorpusDir(problem.demoCorpusVariant());
 }
 
-EnvironmentDescription describeProblem(const Problem& problem, const BoundProblem& bound) {
+EnvironmentDescription describeProblem(const Problem& problem, const BoundProblem& bound,
+                                       std::string_view regallocScore) {
   EnvironmentDescription d;
   d.problem = std::string(problem.name());
   d.summary = std::string(problem.summary());
@@ -35,7 +37,7 @@ EnvironmentDescription describeProblem(const Problem& problem, const BoundProble
   d.actionSpec = bound.actionSpec();
   d.actionRule = bound.actionRule();
   d.defaultActionSource = bound.defaultDecisionSource();
-  d.rewardDefinition = problem.rewardDefinition();
+  d.rewardDefinition = problem.rewardDefinition(regallocScore);
   return d;
 }
 
@@ -59,6 +61,8 @@ Status Environment::Impl::checkOptions(Settings& settings) {
     return found.error();
   problem = *found;
   settings.problemOptions = options.problemOptions;
+  if (auto weights = regallocWeights(settings.problemOptions.regallocScore); !weights.ok())
+    return weights.error().withContext("regalloc_score");
   // The vocabulary first: a bad file is reported before clang is probed.
   if (!options.ir2vecVocabulary.empty())
     MLGO_TRY(loadVocabulary(settings));
@@ -164,7 +168,7 @@ Status Environment::Impl::construct(const Settings& settings) {
 
 void Environment::Impl::describeEnvironment(const Settings& settings, const BaselineCache* cache,
                                             unsigned jobs) {
-  description = describeProblem(*problem, *settings.bound);
+  description = describeProblem(*problem, *settings.bound, settings.problemOptions.regallocScore);
   description.corpusRoot = corpus->root();
   description.corpusModules = corpus->modules().size();
   description.clangPath = settings.clangPath;

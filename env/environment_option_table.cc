@@ -3,6 +3,7 @@
 
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/corpus/sampler.h"
+#include "mlgo/env/score.h"
 #include "mlgo/ir2vec/vocabulary.h"
 
 #include <algorithm>
@@ -42,6 +43,14 @@ Status setCompileTimeout(O& o, V v) {
   if (seconds > 1e9)
     return makeError(ErrorCode::kInvalidArgument, "{} seconds is too long", seconds);
   o.compileTimeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
+  return Status::success();
+}
+
+Status setRegallocScore(O& o, V v) {
+  auto weights = regallocWeights(text(v));
+  if (!weights.ok())
+    return std::move(weights).error();
+  o.problemOptions.regallocScore = std::move(text(v));
   return Status::success();
 }
 
@@ -137,6 +146,13 @@ constexpr EnvironmentOptionSpec kTable[] = {
      .showDefault = true,
      .get = [](const O& o) -> V { return o.problemOptions.priorityFallback; },
      .set = assign([](O& o, V& v) { o.problemOptions.priorityFallback = std::move(text(v)); })},
+    {.keyword = "regalloc_score", .flag = "--regalloc-score", .kind = OptionKind::kText,
+     .help = "regalloc problems: the score, llvm (4*reloads + spills + 0.2*copies, folded ones "
+             "like their kind) or instructions (spills + reloads + copies, folded ones 0: the "
+             "instructions they add); each frequency-weighted",
+     .showDefault = true,
+     .get = [](const O& o) -> V { return o.problemOptions.regallocScore; },
+     .set = setRegallocScore},
     {.keyword = "include_default_feature", .flag = "--include-default-feature",
      .kind = OptionKind::kSwitch,
      .help = "inlining: show clang's inlining_default to the agent as a feature",

@@ -36,6 +36,7 @@ std::map<std::string_view, Change> changes() {
       {"max_episodes", same(uint64_t{6})},
       {"temp_dir", same(std::string("/tmp/x"))},
       {"priority_fallback", same(std::string("stage"))},
+      {"regalloc_score", same(std::string("instructions"))},
       {"include_default_feature", same(true)},
       {"ir2vec_vocab", Change{std::string("default"), ir2vec::defaultVocabularyPath().string()}},
       {"module_embeddings", same(false)},
@@ -124,6 +125,8 @@ TEST(EnvironmentOptionTable, BadValuesAreRefusedNamingTheOptionAsGiven) {
   EXPECT_EQ(refusal("sampler", std::string("nope"), "--sampler"),
             "--sampler: unknown sampler 'nope' (expected uniform, without-replacement or "
             "round-robin)");
+  EXPECT_EQ(refusal("regalloc_score", std::string("copies"), "--regalloc-score"),
+            "--regalloc-score: unknown regalloc score 'copies' (expected llvm or instructions)");
   EXPECT_EQ(refusal("jobs", uint64_t{1} << 33, "jobs"), "jobs: 8589934592 compilers is too many");
   EXPECT_EQ(refusal("replace_flags", std::vector<std::string>{"-O2"}, "--replace-flag"),
             "--replace-flag: replace rule '-O2' must have the form FLAG=VALUE");

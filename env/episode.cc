@@ -270,7 +270,7 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   lease.release();
   if (!report.ok())
     return fail(report.error());
-  auto policy = context_->driver->score(context_->problem->scoreKind(), session_->command());
+  auto policy = context_->driver->score(context_->planner->scoreKind(), session_->command());
   if (!policy.ok())
     return fail(policy.error());
   session_.reset(); // Removes the compile's directory.

@@ -32,11 +32,16 @@ std::vector<std::string> Problem::scoreArgs(const std::filesystem::path& remarks
           "-foptimization-record-file=" + remarksFile.string()};
 }
 
-std::string Problem::rewardDefinition() const {
+std::string Problem::rewardDefinition(std::string_view regallocScore) const {
   if (scoreKind() == ScoreKind::kTextBytes)
     return "1 - policy/default, where a score is the bytes of the object's executable "
            "sections and default is a plain compile with the same flags; 0 on intermediate "
            "steps";
+  if (regallocScore == "instructions")
+    return "1 - policy/default, where a score is spills + reloads + copies (frequency-weighted, "
+           "folded spills and reloads 0: an estimate of the instructions they add) summed over "
+           "the module's functions from clang's regalloc remarks, and default is a plain "
+           "compile with the same flags; 0 on intermediate steps";
   return "1 - policy/default, where a score is 4*reloads + 1*spills + 0.2*copies "
          "(frequency-weighted, folded operations counted like their kind) summed over the "
          "module's functions from clang's regalloc remarks, and default is a plain compile "

@@ -98,11 +98,21 @@ Result<std::vector<RegallocCosts>> readRegallocRemarks(const std::filesystem::pa
   return functions;
 }
 
-ModuleScore regallocScore(const std::vector<RegallocCosts>& costs) {
+Result<RegallocWeights> regallocWeights(std::string_view name) {
+  if (name == "llvm")
+    return kLlvmWeights;
+  if (name == "instructions")
+    return kInstructionWeights;
+  return makeError(ErrorCode::kInvalidArgument,
+                   "unknown regalloc score '{}' (expected llvm or instructions)", name);
+}
+
+ModuleScore regallocScore(const std::vector<RegallocCosts>& costs, const RegallocWeights& weights) {
   ModuleScore score;
   for (const RegallocCosts& c : costs) {
-    score.total += c.score();
-    score.contexts.emplace_back(c.function, c.score());
+    double value = c.score(weights);
+    score.total += value;
+    score.contexts.emplace_back(c.function, value);
   }
   return score;
 }

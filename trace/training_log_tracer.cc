@@ -109,7 +109,10 @@ Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
   auto costs = env::readRegallocRemarks(command.remarksPath);
   if (!costs.ok())
     return costs.error().withContext(fmt::format("module {}", module));
-  env::ModuleScore score = env::regallocScore(*costs);
+  auto weights = env::regallocWeights(options.problemOptions.regallocScore);
+  if (!weights.ok())
+    return weights.error();
+  env::ModuleScore score = env::regallocScore(*costs, *weights);
   env::EpisodeSummary summary;
   summary.policyScore = summary.defaultScore = score.total;
   for (const auto& [name, value] : score.contexts)

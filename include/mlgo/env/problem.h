@@ -53,6 +53,10 @@ std::string formatAction(const ActionValue& action);
 enum class ScoreKind : uint8_t {
   kTextBytes,    ///< Bytes of executable sections of the object file.
   kRegallocCost, ///< 4*reloads + 1*spills + 0.2*copies from regalloc remarks.
+  /// spills + reloads + copies from regalloc remarks, folded ones 0: what a
+  /// regalloc problem scores with under ProblemOptions::regallocScore
+  /// "instructions" (CompilePlanner::scoreKind); no Problem reports it.
+  kRegallocInstructions,
 };
 
 struct ProblemOptions {
@@ -69,6 +73,12 @@ struct ProblemOptions {
   /// its start, hints and the register class's priority). One of
   /// kPriorityFallbacks; bench/priority_fallbacks.py measures them.
   std::string priorityFallback = "weight";
+  /// regalloc problems: how a compile's spill, reload and copy costs are
+  /// weighed into its score, one of score.h's kRegallocWeightings: `llvm`
+  /// (LLVM's RegAllocScore, the default) or `instructions` (an estimate of
+  /// the executed instructions they add). Part of the default score's cache
+  /// key. Other problems ignore it.
+  std::string regallocScore = "llvm";
   /// regalloc-priority: the answer of the `constant` fallback.
   double constantPriority = 1.0;
   /// regalloc: clang accepts `-regalloc-evict-interactive-include-default`
@@ -170,8 +180,9 @@ public:
   virtual Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,
                                                            const ProblemOptions& options) const = 0;
 
-  /// "1 - policy/default of executable-section bytes" and the like.
-  std::string rewardDefinition() const;
+  /// "1 - policy/default of executable-section bytes" and the like; for the
+  /// regalloc problems, of the score `regallocScore` names.
+  std::string rewardDefinition(std::string_view regallocScore = "llvm") const;
 };
 
 /// Every problem, in a stable order.

@@ -12,9 +12,14 @@
 ///    bitstream -foptimization-record-passes=regalloc
 ///    -foptimization-record-file=F`): one `SpillReloadCopies` remark per
 ///    machine function carrying frequency-weighted costs. A function's score
-///    is LLVM's RegAllocScore weighting:
-///        4 * (reloads + folded reloads) + 1 * (spills + folded spills)
-///          + 0.2 * copies
+///    weighs them by one of two RegallocWeights:
+///     - kLlvmWeights (`llvm`, the default), LLVM's RegAllocScore:
+///         4 * (reloads + folded reloads) + 1 * (spills + folded spills)
+///           + 0.2 * copies
+///     - kInstructionWeights (`instructions`), an estimate of the executed
+///       instructions the allocator added: spills + reloads + copies, each one
+///       instruction; folded spills and reloads 0 (a memory operand of an
+///       instruction that runs anyway). docs/regalloc.md says why.
 ///    A function without such a remark (nothing spilled or copied) scores 0.
 ///
 /// Thread safety: the functions are reentrant.
@@ -27,14 +32,32 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlgo::env {
 
-/// Weights of LLVM's RegAllocScore.
-inline constexpr double kReloadWeight = 4.0;
-inline constexpr double kSpillWeight = 1.0;
-inline constexpr double kCopyWeight = 0.2;
+/// How much each frequency-weighted cost counts in a function's score.
+struct RegallocWeights {
+  double reloads = 0;
+  double spills = 0;
+  double foldedReloads = 0;
+  double foldedSpills = 0;
+  double copies = 0;
+};
+
+/// LLVM's RegAllocScore (the default, `llvm`).
+inline constexpr RegallocWeights kLlvmWeights{
+    .reloads = 4.0, .spills = 1.0, .foldedReloads = 4.0, .foldedSpills = 1.0, .copies = 0.2};
+/// Executed instructions (`instructions`): a spill, a reload and a copy are
+/// one instruction each; a folded one adds none.
+inline constexpr RegallocWeights kInstructionWeights{
+    .reloads = 1.0, .spills = 1.0, .foldedReloads = 0.0, .foldedSpills = 0.0, .copies = 1.0};
+
+/// The weightings by name: "llvm" or "instructions" (kRegallocWeightings
+/// lists them); kInvalidArgument naming the choices otherwise.
+inline constexpr std::string_view kRegallocWeightings[] = {"llvm", "instructions"};
+Result<RegallocWeights> regallocWeights(std::string_view name);
 
 /// Frequency-weighted register allocation costs of one function.
 struct RegallocCosts {
@@ -45,9 +68,9 @@ struct RegallocCosts {
   double foldedReloads = 0;
   double copies = 0;
 
-  double score() const {
-    return kReloadWeight * (reloads + foldedReloads) + kSpillWeight * (spills + foldedSpills) +
-           kCopyWeight * copies;
+  double score(const RegallocWeights& w = kLlvmWeights) const {
+    return w.reloads * reloads + w.foldedReloads * foldedReloads + w.spills * spills +
+           w.foldedSpills * foldedSpills + w.copies * copies;
   }
 };
 
@@ -68,8 +91,9 @@ Result<uint64_t> executableSectionBytes(const std::filesystem::path& object);
 /// kParse naming the file.
 Result<std::vector<RegallocCosts>> readRegallocRemarks(const std::filesystem::path& remarks);
 
-/// Sums per-function costs into a ModuleScore.
-ModuleScore regallocScore(const std::vector<RegallocCosts>& costs);
+/// Sums per-function costs, weighted by `weights`, into a ModuleScore.
+ModuleScore regallocScore(const std::vector<RegallocCosts>& costs,
+                          const RegallocWeights& weights = kLlvmWeights);
 
 /// 1 - policy/default. When default is 0 the ratio is undefined: the reward
 /// is 0 if the policy scores 0 too, else -1.

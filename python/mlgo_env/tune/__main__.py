@@ -67,6 +67,11 @@ def _tune(argv: list[str]) -> int:
                    help="inlining: do not write DIR/inline-replay.txt after the search")
     p.add_argument("--launcher", help="mlgo-env-launch, for the replay file (default: the "
                    "build tree's, or PATH)")
+    p.add_argument("--regalloc-score", default="llvm", choices=["llvm", "instructions"],
+                   help="regalloc: the score the search lowers: llvm (4*reloads + spills + "
+                   "0.2*copies, LLVM's RegAllocScore) or instructions (spills + reloads + "
+                   "copies, folded ones 0); a module searched under the other is searched "
+                   "afresh")
     cluster.add_arguments(p)
     _pick_arguments(p, required=False)
     a = p.parse_args(argv)
@@ -76,8 +81,11 @@ def _tune(argv: list[str]) -> int:
         p.error("--build and --workload go together")
     if a.workload is not None and a.problem != "regalloc":
         p.error("--workload picks eviction decisions: it needs --problem=regalloc")
+    if a.regalloc_score != "llvm" and a.problem != "regalloc":
+        p.error("--regalloc-score needs --problem=regalloc")
     o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
-                    a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler)
+                    a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler,
+                    regalloc_score=a.regalloc_score)
     if a.modules:
         from .. import episodes as ep
         try:

@@ -240,13 +240,24 @@ class _Pick:
                                "must rebuild every object (make clean first)")
 
     # -- recording ------------------------------------------------------------------------
+    def _score(self) -> str:
+        """The regalloc score the table was searched under (its states' identity "score";
+        none: LLVM's), so recorded entries carry scores of the same kind. ValueError when
+        its modules were searched under different scores."""
+        scores = {st["identity"].get("score", "llvm") for st in self.states.values()}
+        if len(scores) > 1:
+            raise ValueError(f"{self.o.tuning} was searched under several scores "
+                             f"({', '.join(sorted(scores))}): tune again with one")
+        return scores.pop() if scores else "llvm"
+
     def _record(self, jobs: list[tuple[plan.HotModule, Any]]) -> dict[tuple, Entry]:
         """Entries of each (module, candidate index or per-function indices) composition,
         played by the environment with the stream identity recorded, keyed (module, v)
         (a per-function choice: (module, None)). ValueError when one cannot be recorded."""
         if self.runner is None:
             make = ep.env_factory("regalloc", self.o.corpus, None, self.o.cache_dir,
-                                  ep.scratch_dir(self.o.temp_dir, None))
+                                  ep.scratch_dir(self.o.temp_dir, None),
+                                  regalloc_score=self._score())
             self.runner = open_runner(None, make, max(self.o.workers, 1), self.o.corpus)
             got = identity_features(self.runner.observation_features())
             if got != list(self.manifest["features"]):

@@ -56,6 +56,10 @@ class TuneOptions:
     scheduler: str | None = None
     #: the compiler the environments run (recorded in the table); None: clang-22 on PATH
     clang: str | None = None
+    #: regalloc: the score the search lowers, "llvm" (LLVM's RegAllocScore) or
+    #: "instructions" (spills + reloads + copies, folded ones 0); kept in each module's
+    #: state identity (as "score", when not "llvm"): another score searches afresh
+    regalloc_score: str = "llvm"
 
 
 @dataclass
@@ -153,12 +157,15 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     everything = ep.corpus_modules(o.corpus)
     modules = o.modules or everything
     clang = clang_identity(o.clang)  # a module tuned with another compiler is tuned again
-    identities = {m: tuned_identity(o.corpus, m, clang["version"]) for m in everything}
+    score = _score_identity(o)
+    identities = {m: {**tuned_identity(o.corpus, m, clang["version"]), **score}
+                  for m in everything}
     states, problems = load_states(o.output, o.problem)
     for line in problems:
         say(f"tune: {line}")
     make_env = ep.env_factory(o.problem, o.corpus, None, o.cache_dir,
-                              ep.scratch_dir(o.temp_dir, None), cls.ir2vec_vocab)
+                              ep.scratch_dir(o.temp_dir, None), cls.ir2vec_vocab,
+                              score.get("score"))
     runner = open_runner(o.scheduler, make_env, max(o.workers, 1), o.corpus, say)
     try:
         features = runner.observation_features()
@@ -210,7 +217,7 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
                 kept[m] = st
             continue
         if same or st is None or st["identity"].get("clang") != identities[m]["clang"] or \
-                _new_profile(st, identities[m]):
+                _new_profile(st, identities[m]) or _new_score(st, identities[m]):
             tuners.append(cls(m, features, st.get("search") if same and o.resume else None))
         elif st.get("entry") is not None:
             tuners.append(CarriedTuner(cls, m, features, st))
@@ -224,6 +231,26 @@ def _without_site_keys(state: dict) -> bool:
     route needs them): one episode replays it and the record step writes them."""
     e = state.get("entry")
     return state.get("problem") == "inlining" and e is not None and "sites" not in e
+
+
+def _score_identity(o: TuneOptions) -> dict[str, str]:
+    """What the score adds to a module's identity: nothing for LLVM's (so states made
+    before the option stay as they are), {"score": name} for another. ValueError for an
+    unknown score, or a score other than LLVM's on a problem other than regalloc."""
+    if o.regalloc_score not in ("llvm", "instructions"):
+        raise ValueError(f"unknown regalloc score '{o.regalloc_score}' (expected llvm or "
+                         "instructions)")
+    if o.regalloc_score == "llvm":
+        return {}
+    if o.problem != "regalloc":
+        raise ValueError(f"the regalloc score '{o.regalloc_score}' needs --problem=regalloc")
+    return {"score": o.regalloc_score}
+
+
+def _new_score(state: dict | None, identity: dict) -> bool:
+    """Whether a module was searched under another score: its old scores and refusals are
+    in other units, so it starts afresh (like a new profile)."""
+    return state is not None and state["identity"].get("score") != identity.get("score")
 
 
 def _new_profile(state: dict | None, identity: dict) -> bool:

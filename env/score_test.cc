@@ -1,0 +1,109 @@
+//===- env/score_test.cc - the regalloc weightings ---------------------------===//
+///
+/// The two regalloc weightings (score.h), by name and on costs, and what the
+/// planner makes of ProblemOptions::regallocScore: the kind its compiles are
+/// scored by and the default score's cache key.
+///
+//===----------------------------------------------------------------------===//
+#include "mlgo/env/score.h"
+
+#include "compile_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace mlgo::env {
+namespace {
+
+/// Each cost a distinct power of two, so a wrong weight shows in the sum.
+RegallocCosts costs(std::string name, double scale = 1) {
+  RegallocCosts c{std::move(name)};
+  c.spills = 1 * scale;
+  c.reloads = 2 * scale;
+  c.foldedSpills = 4 * scale;
+  c.foldedReloads = 8 * scale;
+  c.copies = 16 * scale;
+  return c;
+}
+
+TEST(RegallocWeighting, LlvmIsRegAllocScoresAndTheDefault) {
+  RegallocCosts c = costs("f");
+  double llvm = 4 * (2 + 8) + 1 * (1 + 4) + 0.2 * 16;
+  EXPECT_DOUBLE_EQ(c.score(kLlvmWeights), llvm);
+  EXPECT_DOUBLE_EQ(c.score(), llvm);
+  EXPECT_DOUBLE_EQ(regallocScore({c}).total, llvm);
+}
+
+TEST(RegallocWeighting, InstructionsCountsSpillsReloadsCopiesOnceAndFoldedOnesNot) {
+  RegallocCosts c = costs("f");
+  EXPECT_DOUBLE_EQ(c.score(kInstructionWeights), 1 + 2 + 16);
+  // A folded reload unfolded becomes a reload: one instruction more.
+  RegallocCosts unfolded = c;
+  unfolded.foldedReloads -= 1;
+  unfolded.reloads += 1;
+  EXPECT_DOUBLE_EQ(unfolded.score(kInstructionWeights) - c.score(kInstructionWeights), 1);
+  // ... which LLVM's weighting does not see.
+  EXPECT_DOUBLE_EQ(unfolded.score(kLlvmWeights), c.score(kLlvmWeights));
+}
+
+TEST(RegallocWeighting, ModuleScoresSumTheirFunctionsInOrder) {
+  ModuleScore s = regallocScore({costs("f"), costs("g", 3)}, kInstructionWeights);
+  ASSERT_EQ(s.contexts.size(), 2u);
+  EXPECT_EQ(s.contexts[0].first, "f");
+  EXPECT_DOUBLE_EQ(s.contexts[0].second, 19);
+  EXPECT_EQ(s.contexts[1].first, "g");
+  EXPECT_DOUBLE_EQ(s.contexts[1].second, 57);
+  EXPECT_DOUBLE_EQ(s.total, 76);
+}
+
+TEST(RegallocWeighting, NamesPickTheWeightsAndUnknownOnesAreRefused) {
+  for (std::string_view name : kRegallocWeightings)
+    EXPECT_TRUE(regallocWeights(name).ok()) << name;
+  RegallocCosts c = costs("f");
+  EXPECT_DOUBLE_EQ(c.score(*regallocWeights("llvm")), c.score(kLlvmWeights));
+  EXPECT_DOUBLE_EQ(c.score(*regallocWeights("instructions")), c.score(kInstructionWeights));
+  auto bad = regallocWeights("LLVM");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad.error().message(), "unknown regalloc score 'LLVM' (expected llvm or instructions)");
+}
+
+class PlannerScore : public ::testing::Test {
+protected:
+  void SetUp() override {
+    module_.name = "m";
+    module_.bitcodePath = "/corpus/m.bc";
+    module_.args = {"-cc1", "-O2"};
+  }
+  CompilePlanner planner(std::string_view problem, std::string score) {
+    ProblemOptions options;
+    options.regallocScore = std::move(score);
+    return CompilePlanner(scope_, **findProblem(problem), "/usr/bin/clang-22", options, {},
+                          std::filesystem::temp_directory_path());
+  }
+  std::vector<std::string> key(const CompilePlanner& p) {
+    auto args = p.baselineKeyArgs(module_);
+    EXPECT_TRUE(args.ok()) << args.error().message();
+    return args.ok() ? *args : std::vector<std::string>{};
+  }
+  support::CleanupScope scope_;
+  corpus::ModuleSpec module_;
+};
+
+TEST_F(PlannerScore, InstructionsIsItsOwnKindAndCacheKey) {
+  for (std::string_view problem : {"regalloc", "regalloc-priority"}) {
+    CompilePlanner llvm = planner(problem, "llvm"), instr = planner(problem, "instructions");
+    EXPECT_EQ(llvm.scoreKind(), ScoreKind::kRegallocCost) << problem;
+    EXPECT_EQ(instr.scoreKind(), ScoreKind::kRegallocInstructions) << problem;
+    EXPECT_NE(key(llvm), key(instr)) << problem;
+    EXPECT_EQ(key(llvm), key(planner(problem, "llvm"))) << problem;
+    for (const std::string& arg : key(llvm)) // The default's keys are those made before.
+      EXPECT_EQ(arg.find("<score"), std::string::npos) << problem;
+  }
+  // Inlining has no regalloc score: the option changes nothing there.
+  CompilePlanner inlining = planner("inlining", "instructions");
+  EXPECT_EQ(inlining.scoreKind(), ScoreKind::kTextBytes);
+  EXPECT_EQ(key(inlining), key(planner("inlining", "llvm")));
+}
+
+} // namespace
+} // namespace mlgo::env
