@@ -8,8 +8,10 @@ import shutil
 import pytest
 
 import mlgo_env
+from mlgo_env.tuning import pick
 from mlgo_env.tuning.session import TuneOptions, tune
 from mlgo_env.tuning.state import load_states
+from mlgo_env.tuning.table import read_manifest
 
 from test_train import demo_corpus
 
@@ -79,6 +81,12 @@ def test_tune_searches_a_module_again_under_another_score(tmp_path):
     kept, same = run("instructions")
     assert kept.searched == 0 and kept.skipped == 1
     assert same["default_score"] == instructions["default_score"]
+    # tune pick takes the module as tuned (the score is not a change of the corpus), and
+    # would record under the score it was searched with.
+    o = pick.PickOptions(out, str(corpus), "true", "true")
+    said = []
+    matching = pick._matching_states(o, read_manifest(out), said.append)
+    assert MODULE in matching and not said, said
     back, _ = run("llvm")
     assert back.searched == 1, "back to llvm's score searches again"
 

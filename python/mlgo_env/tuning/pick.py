@@ -359,7 +359,8 @@ def _matching_states(o: PickOptions, manifest: dict[str, Any],
         profile = st["identity"].get("profile")
         if profile is not None and not is_profile_digest(profile):
             changed.append(module)  # a stale or unreadable profile: no entry is possible
-        elif module in corpus and st["identity"] == tuned_identity(o.corpus, module, version):
+        elif module in corpus and st["identity"] == tuned_identity(
+                o.corpus, module, version, st["identity"].get("score")):
             out[module] = st
         else:
             changed.append(module)

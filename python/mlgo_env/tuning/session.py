@@ -158,7 +158,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
     modules = o.modules or everything
     clang = clang_identity(o.clang)  # a module tuned with another compiler is tuned again
     score = _score_identity(o)
-    identities = {m: {**tuned_identity(o.corpus, m, clang["version"]), **score}
+    identities = {m: tuned_identity(o.corpus, m, clang["version"], score.get("score"))
                   for m in everything}
     states, problems = load_states(o.output, o.problem)
     for line in problems:

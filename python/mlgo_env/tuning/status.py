@@ -104,7 +104,8 @@ def corpus_lines(corpus: str, entries: dict, states: dict, clang_version: str
         s = states.get(m)
         if s is None:
             kind = "new"
-        elif s["identity"] != (now := tuned_identity(corpus, m, clang_version)):
+        elif s["identity"] != (now := tuned_identity(corpus, m, clang_version,
+                                                     s["identity"].get("score"))):
             kind = "changed"
             if s["identity"].get("profile") != now.get("profile"):
                 kind = "profile changed"
