@@ -45,14 +45,7 @@ import tune as bt  # noqa: E402  (bench/tune.py: recipes, builds, linked sizes)
 OPT = "-Oz"
 
 
-def prepare(tree: str) -> str:
-    """A tree from a repository may have no configure yet: `autoreconf -fi` makes it, in
-    place (Debian's autoconf, automake, libtool and autopoint)."""
-    if not os.path.exists(os.path.join(tree, "configure")) and \
-            os.path.exists(os.path.join(tree, "configure.ac")):
-        bt.run(["autoreconf", "-fi"], tree, log=os.path.join(tree, "autoreconf.log"))
-    return tree
-
+prepare = bt.prepare  # a tree from a repository may have no configure yet
 
 def linked_total(root: str) -> int:
     return sum(bt.linked(root).values())

@@ -63,7 +63,7 @@ RECIPES = {
     "sed": {"configure": ["./configure", "--disable-nls"], "check": ["make", "check"],
             "workload": []},
     "expat": {"configure": ["./configure", "--without-docbook"], "check": ["make", "check"],
-              "workload": []},
+              "workload": [], "subdir": "expat"},
     # C++ shared libraries with ThinLTO (CMake; lld's backends through the launcher with
     # Distributed ThinLTO, docs/tuning.md)
     "double-conversion": {"kind": "cmake-thinlto", "check": ["ctest", "-j2"], "workload": []},
@@ -102,7 +102,19 @@ def fetch(package: str, work: str) -> str:
         subprocess.run(["apt-get", "source", "-qq", package], cwd=src, check=True,
                        stdout=subprocess.DEVNULL)
         trees = [d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d))]
-    return os.path.join(src, sorted(trees)[0])
+    tree = os.path.join(src, sorted(trees)[0])
+    # a source package whose build lives in a folder of its tree (expat: expat/)
+    return prepare(os.path.join(tree, RECIPES.get(package, {}).get("subdir", "")))
+
+
+def prepare(tree: str) -> str:
+    """A tree without `configure` (a repository's, or a source package that ships only
+    configure.ac) gets one from `autoreconf -fi`, in place (Debian's autoconf, automake,
+    libtool and autopoint)."""
+    if not os.path.exists(os.path.join(tree, "configure")) and \
+            os.path.exists(os.path.join(tree, "configure.ac")):
+        run(["autoreconf", "-fi"], tree, log=os.path.join(tree, "autoreconf.log"))
+    return tree
 
 
 def build(recipe: dict, tree: str, where: str, opt: str, cc: str | None, log: str,
