@@ -91,13 +91,18 @@ def test_a_failing_command_says_why_with_the_end_of_its_output(tmp_path):
 
 def test_a_command_past_its_timeout_is_killed_with_its_whole_process_group(tmp_path):
     pid = tmp_path / "pid"
-    r = Runner(str(tmp_path), 1.0, str(tmp_path))
+    # 5 s: time for a loaded machine to start the shell and write the pid before the kill
+    r = Runner(str(tmp_path), 5.0, str(tmp_path))
     start = time.monotonic()
-    with pytest.raises(CommandError, match="did not finish within 1 s"):
+    with pytest.raises(CommandError, match="did not finish within 5 s"):
         r.run("the workload", f"sleep 300 & echo $! > {pid}; wait", dict(os.environ),
               str(tmp_path / "log"))
-    assert time.monotonic() - start < 30
-    assert not running(int(pid.read_text()))
+    assert time.monotonic() - start < 60
+    child = int(pid.read_text())
+    deadline = time.monotonic() + 10  # SIGKILL is delivered at once; dying can lag a loaded VM
+    while running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(child)
 
 
 def running(pid):
