@@ -18,6 +18,8 @@ std::string_view fileName(std::string_view path) {
 } // namespace
 
 std::string objectPathOf(std::string_view output, std::string_view source) {
+  if (source.ends_with(".o")) // a ThinLTO backend: the module's own object
+    return std::string(source);
   if (!output.empty())
     return std::string(output);
   std::string_view name = fileName(source);

@@ -38,9 +38,12 @@
 
 namespace mlgo::launch {
 
-/// The object a compile writes: `output` (its `-o`), or, when it names
-/// none, the compiler's choice: the source's file name with `.o` for its
-/// extension, in the working directory.
+/// The object that names a compile's module: `output` (its `-o`), or, when
+/// it names none, the compiler's choice: the source's file name with `.o` for
+/// its extension, in the working directory. A ThinLTO backend compiles the
+/// module's own object (IR in a `.o`, `-x ir a.o`) into an output lld names
+/// after the job (`a.1.<pid>.native.o`): its input is the name, whatever the
+/// output.
 std::string objectPathOf(std::string_view output, std::string_view source);
 
 /// One module's entry, answering decisions by their site keys (see the file

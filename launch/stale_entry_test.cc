@@ -86,6 +86,8 @@ TEST(StaleAnswersTest, TheObjectOfACompileWithoutDashO) {
   EXPECT_EQ(objectPathOf("build/x.o", "src/x.c"), "build/x.o");
   EXPECT_EQ(objectPathOf("", "src/lib/x.c"), "x.o");
   EXPECT_EQ(objectPathOf("", "x.cc"), "x.o");
+  // a ThinLTO backend job: its input object names the module, not lld's output
+  EXPECT_EQ(objectPathOf("x.1.7279.native.o", ".libs/x.o"), ".libs/x.o");
 }
 
 using FindStaleEntryTest = ScratchDir;

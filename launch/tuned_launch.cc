@@ -121,11 +121,11 @@ private:
     if (entries->empty())
       return Status::success();
     size_t candidates = entries->size();
-    entry_ = chooseEntry(std::move(*entries), tuned_.output);
+    entry_ = chooseEntry(std::move(*entries), object_);
     if (!entry_)
       why_ = fmt::format("{} tuned modules make this first decision and the object path "
                          "'{}' does not tell them apart",
-                         candidates, tuned_.output);
+                         candidates, object_);
     return Status::success();
   }
 
