@@ -4,39 +4,37 @@ that reuses every module is tests/python/test_build_styles.py's."""
 import os
 
 from mlgo_env.tuning import inline_replay as ir
-from mlgo_env.tuning.replay_cache import ReplayCache, module_key
+from mlgo_env.tuning.replay_cache import ReplayCache, module_key, source_digest
 from mlgo_env.tuning.replay_lines import Command, ModuleLines
 
 
-def tree(tmp_path, name, source="int f(void) { return 1; }\n", bitcode=b"BC1"):
-    """A compile in its own directory and a corpus holding the module's bitcode."""
+def tree(tmp_path, name, source="int f(void) { return 1; }\n"):
+    """A ThinLTO backend's compile (its module and index are its file arguments) in its own
+    directory."""
     d = tmp_path / name
-    (d / "src").mkdir(parents=True)
-    (d / "src" / "a.c").write_text(source)
-    corpus = tmp_path / (name + "-corpus")
-    (corpus / "src").mkdir(parents=True)
-    (corpus / "src" / "a.o.bc").write_bytes(bitcode)
-    cmd = Command(["clang-22", "-Oz", "-I" + str(d / "include"), "-c", "src/a.c"], str(d))
-    return str(corpus), cmd
+    d.mkdir(parents=True)
+    (d / "a.o").write_text(source)
+    (d / "a.o.thinlto.bc").write_bytes(b"index")
+    return Command(["clang-22", "-Oz", "-I" + str(d / "include"), "-x", "ir", "a.o",
+                    "-fthinlto-index=a.o.thinlto.bc", "-c"], str(d), bitcode=str(d / "a.o"))
 
 
 ENTRY = [{"module": "src/a.o", "actions": [1, 0]}]
 CLANG = {"path": "/usr/bin/clang-22", "version": "22"}
 
 
+def key(cmd, entries=ENTRY, clang=CLANG):
+    return module_key("src/a.o", cmd, source_digest(cmd, ""), entries, clang)
+
+
 def test_key_ignores_where_the_tree_is_and_sees_what_it_compiles(tmp_path):
-    corpus, cmd = tree(tmp_path, "one")
-    key = module_key(corpus, "src/a.o", cmd, ENTRY, CLANG)
-    moved_corpus, moved = tree(tmp_path, "two")
-    assert module_key(moved_corpus, "src/a.o", moved, ENTRY, CLANG) == key
-    _, edited = tree(tmp_path, "three", source="int f(void) { return 2; }\n")
-    assert module_key(corpus, "src/a.o", edited, ENTRY, CLANG) != key
-    other_corpus, _ = tree(tmp_path, "four", bitcode=b"BC2")  # a header's code changed
-    assert module_key(other_corpus, "src/a.o", cmd, ENTRY, CLANG) != key
-    assert module_key(corpus, "src/a.o", cmd, [], CLANG) != key
-    assert module_key(corpus, "src/a.o", cmd, ENTRY, dict(CLANG, version="23")) != key
-    flags = Command(cmd.arguments + ["-DX"], cmd.directory)
-    assert module_key(corpus, "src/a.o", flags, ENTRY, CLANG) != key
+    cmd = tree(tmp_path, "one")
+    k = key(cmd)
+    assert key(tree(tmp_path, "two")) == k  # the same compile in another directory
+    assert key(tree(tmp_path, "three", source="int f(void) { return 2; }\n")) != k
+    assert key(cmd, entries=[]) != k
+    assert key(cmd, clang=dict(CLANG, version="23")) != k
+    assert key(Command(cmd.arguments + ["-DX"], cmd.directory, cmd.bitcode)) != k
 
 
 def found(module="src/a.o", reference=False):

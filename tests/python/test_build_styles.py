@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.join(CHECKOUT, "python"))
 from test_launch import CC, MLGO_ENV, MLGO_ENV_LAUNCH, objects_under, text_bytes  # noqa: E402
 
 from mlgo_env.tuning.inline_replay import write_replay_file  # noqa: E402
+from mlgo_env.tuning.replay_cache import source_digest  # noqa: E402
 from mlgo_env.tuning.replay_lines import compile_commands  # noqa: E402
 from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.table import read_entries  # noqa: E402
@@ -95,10 +96,12 @@ class BuildStyles(unittest.TestCase):
         shutil.copytree(STYLES_DIR, root)
         return os.path.join(root, style)
 
-    def capture(self, style):
-        """corpus build of `style` at -Oz; returns (its directory, the corpus)."""
+    def capture(self, style, label="captured"):
+        """corpus build of `style` at -Oz in a copy named `label`; returns (its directory,
+        the corpus)."""
         command, base, modules, _ = STYLES[style]
-        src, corpus = self.copy(style, "captured"), os.path.join(self.dir, style + "-corpus")
+        src = self.copy(style, label)
+        corpus = os.path.join(self.dir, f"{style}-{label}-corpus")
         run([MLGO_ENV, "corpus", "build", f"--output_dir={corpus}", "--"] + command, src, "-Oz")
         with open(os.path.join(corpus, "corpus_description.json")) as f:
             self.assertEqual(set(json.load(f)["modules"]), modules)
@@ -177,6 +180,26 @@ class BuildStyles(unittest.TestCase):
         src, corpus = self.capture(style)
         self.check_lookup(style, src, corpus)
         self.check_replay(style, src, corpus)
+
+    def test_the_replay_cache_sees_a_moved_line_and_not_a_trailing_comment(self):
+        """The writer's cache key (replay_cache.source_digest) changes when a call's line
+        moves, not when a comment is added after the code."""
+        src, corpus = self.capture("no_o", "digest")
+        module, cmd = sorted(compile_commands(corpus).items())[0]
+        (source,) = [a for a in cmd.arguments if a.endswith(".c")]
+        path = os.path.join(cmd.directory, source)
+        with open(path) as f:
+            text = f.read()
+        scratch = tempfile.mkdtemp(dir=self.dir)
+        before = source_digest(cmd, scratch)
+        self.assertIsNotNone(before, module)
+        self.assertEqual(source_digest(cmd, scratch), before)  # deterministic
+        for edit, same in (("/* a comment after the code */\n", True), ("\n", False)):
+            with open(path, "w") as f:
+                f.write(text + edit if same else edit + text)
+            self.assertEqual(source_digest(cmd, scratch) == before, same, (module, edit))
+        with open(path, "w") as f:
+            f.write(text)
 
     def test_no_o(self):
         self.style_test("no_o")

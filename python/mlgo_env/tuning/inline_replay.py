@@ -35,7 +35,7 @@ from typing import Any, Callable
 from ..elf import executable_bytes
 from . import ir_sites, thinlto_replay
 from .replay_drift import DRIFT_KEPT, WINDOW, add_drift_lines
-from .replay_cache import FOLDER, ReplayCache, module_key
+from .replay_cache import FOLDER, ReplayCache, module_key, source_digest
 from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
                            replay_flags, replay_options, write_lines)
 from .table import TableError, read_entries, read_manifest, write_atomic
@@ -212,15 +212,18 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
             if m not in cmds:
                 return ModuleLines(m, savings[m], why="not a module of the corpus's build")
             try:
-                keys[m] = module_key(corpus, m, cmds[m], sorted(entries.get(m, []),
-                                                                 key=json.dumps), clang)
-                r = cache.load(keys[m], m, savings.get(m, 0.0))
-                if r is not None:
-                    r.cached = True
-                    return r
+                source = source_digest(cmds[m], scratch)
+                if source is not None:
+                    keys[m] = module_key(m, cmds[m], source, sorted(entries.get(m, []),
+                                                                     key=json.dumps), clang)
+                    r = cache.load(keys[m], m, savings.get(m, 0.0))
+                    if r is not None:
+                        r.cached = True
+                        return r
                 r = _reference(m, cmds[m], scratch) if m not in savings else \
                     derive(m, cmds[m], launcher, tuning, savings[m], scratch)
-                cache.store(keys[m], r)
+                if m in keys:
+                    cache.store(keys[m], r)
                 return r
             except (RuntimeError, ValueError, OSError) as e:
                 return ModuleLines(m, savings.get(m, 0.0), why=str(e))

@@ -9,8 +9,9 @@ hashed into the module's key:
 - the writer's own code (this package's replay modules: a new writer finds lines anew);
 - the compiler's identity from the table's manifest;
 - the module's compile: its arguments (the compile's directory written as `.`, so a tree
-  built in another place hits), the contents of every file argument that exists (the source,
-  a ThinLTO index or module) and of the corpus's bitcode of the module (its headers' code);
+  built in another place hits) and what it compiles (source_digest: the front-end bitcode
+  with line tables, so a header's code and every call's line count, a comment outside the
+  functions does not; a ThinLTO backend's module and index files);
 - the module's table entries (their JSON), or none.
 
 Kept per key: the lines, the function names, the counts and the alone check, and the tuned
@@ -29,6 +30,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from typing import Any
 
 from .replay_lines import Command, ModuleLines
@@ -61,22 +63,41 @@ def _file_digest(path: str) -> str:
     return h.hexdigest()
 
 
-def module_key(corpus: str, module: str, cmd: Command, entries: list[dict[str, Any]],
+def source_digest(cmd: Command, scratch: str) -> str | None:
+    """What a module's lines are made from, hashed: for a compile of source, its front-end
+    bitcode with line tables (`-disable-llvm-passes`, the directory written as `.`), which
+    holds every header's code and every call's line and column (a comment added inside a
+    function moves the keys after it without changing the optimised code); for a ThinLTO
+    backend (IR input), its file arguments and module. None when the compile fails (the
+    module is then found anew, and its failure reported there)."""
+    if cmd.bitcode:
+        files = []
+        for a in cmd.arguments + [cmd.bitcode]:
+            path = a if os.path.isabs(a) else os.path.join(cmd.directory, a)
+            if os.path.isfile(path):
+                files.append(_file_digest(path))
+        return hashlib.sha256("\0".join(files).encode()).hexdigest()
+    out = os.path.join(scratch, "key-front.bc")
+    # -gdwarf-4: no MD5 of each file's text in the debug info (DWARF 5 has one), so a
+    # comment that moves no code keeps the key
+    r = subprocess.run(cmd.arguments + ["-gline-tables-only", "-gdwarf-4",
+                                        "-fdebug-compilation-dir=.", "-w", "-emit-llvm",
+                                        "-Xclang", "-disable-llvm-passes", "-o", out],
+                       cwd=cmd.directory, capture_output=True)
+    if r.returncode != 0 or not os.path.isfile(out):
+        return None
+    digest = _file_digest(out)
+    os.unlink(out)
+    return digest
+
+
+def module_key(module: str, cmd: Command, source: str, entries: list[dict[str, Any]],
                clang: Any) -> str:
-    """The hex key of a module's inputs (see the module doc). OSError when a file cannot be
-    read."""
-    files = []
-    for a in cmd.arguments + ([cmd.bitcode] if cmd.bitcode else []):
-        path = a if os.path.isabs(a) else os.path.join(cmd.directory, a)
-        if os.path.isfile(path):
-            files.append(_file_digest(path))
-    bitcode = os.path.join(corpus, module + ".bc")
+    """The hex key of a module's inputs (see the module doc); `source`: source_digest()."""
     parts = {
         "writer": writer_version(), "clang": clang, "module": module,
         "arguments": [a.replace(cmd.directory, ".") for a in cmd.arguments],
-        "files": files,
-        "bitcode": _file_digest(bitcode) if os.path.isfile(bitcode) else "",
-        "entries": entries}
+        "source": source, "entries": entries}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
