@@ -38,7 +38,7 @@ from .replay_drift import DRIFT_KEPT, WINDOW, add_drift_lines
 from .replay_cache import FOLDER, ReplayCache, module_key, source_digest
 from .replay_lines import (Command, Compiler, ModuleLines, compile_commands, derive,
                            replay_flags, replay_options, write_lines)
-from .table import TableError, read_entries, read_manifest, write_atomic
+from .table import Entry, TableError, read_entries, read_manifest, write_atomic
 
 
 @dataclasses.dataclass
@@ -159,19 +159,19 @@ def _reference(m: str, cmd: Command, scratch: str) -> ModuleLines:
     return r
 
 
-def _build_modules(tuning: str, corpus: str
+def _build_modules(tuning: str, corpus: str, manifest: dict[str, Any], table: list[Entry]
                    ) -> tuple[dict[str, Command], dict[str, float], list[str], list[str] | None]:
     """The build's compiles (a ThinLTO corpus: its backends'), each tuned module's saving,
     every module to check (the tuned ones, largest saving first, then the others), and for
-    a ThinLTO corpus the tuned modules compiled in an absolute directory (else None)."""
-    manifest = read_manifest(tuning)
+    a ThinLTO corpus the tuned modules compiled in an absolute directory (else None).
+    `manifest` and `table`: the tuning directory's, as read."""
     if manifest.get("problem") != "inlining":
         raise ValueError(f"{tuning}: replay files are made for inlining tables only")
     for tool in ("llvm-dis-22",):
         if shutil.which(tool) is None:
             raise ValueError(f"{tool} is not on PATH (Debian's llvm-22 package has it)")
     savings: dict[str, float] = {}
-    for e in read_entries(tuning):
+    for e in table:
         savings[e.module] = max(savings.get(e.module, 0.0), e.default_score - e.tuned_score)
     db, absolute = os.path.join(corpus, "compile_commands.json"), None
     if thinlto_replay.is_thinlto(corpus):
@@ -198,12 +198,13 @@ def write_replay_file(tuning: str, corpus: str, launcher: str, workers: int = 2,
     if not (os.path.isfile(launcher) and os.access(launcher, os.X_OK)):
         raise ValueError(f"the launcher '{launcher}' is not an executable file")
     tuning = os.path.abspath(tuning)  # the compiles run in their own directories
-    cmds, savings, modules, thinlto = _build_modules(tuning, corpus)
+    manifest, table = read_manifest(tuning), read_entries(tuning)
+    cmds, savings, modules, thinlto = _build_modules(tuning, corpus, manifest, table)
     cache, keys = ReplayCache(tuning), {}
     entries: dict[str, list[dict[str, Any]]] = {}
-    for e in read_entries(tuning):
+    for e in table:
         entries.setdefault(e.module, []).append(e.to_json())
-    clang = read_manifest(tuning).get("clang")
+    clang = manifest.get("clang")
     with tempfile.TemporaryDirectory(prefix="mlgo-replay-") as tmp:
         def one(i_m: tuple[int, str]) -> ModuleLines:
             i, m = i_m

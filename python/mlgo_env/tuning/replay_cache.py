@@ -33,6 +33,7 @@ import shutil
 import subprocess
 from typing import Any
 
+from .identity import file_sha256
 from .replay_lines import Command, ModuleLines
 from ..files import write_atomic
 
@@ -55,14 +56,6 @@ def writer_version() -> str:
     return h.hexdigest()
 
 
-def _file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def source_digest(cmd: Command, scratch: str) -> str | None:
     """What a module's lines are made from, hashed: for a compile of source, its front-end
     bitcode with line tables (`-disable-llvm-passes`, the directory written as `.`), which
@@ -75,7 +68,7 @@ def source_digest(cmd: Command, scratch: str) -> str | None:
         for a in cmd.arguments + [cmd.bitcode]:
             path = a if os.path.isabs(a) else os.path.join(cmd.directory, a)
             if os.path.isfile(path):
-                files.append(_file_digest(path))
+                files.append(file_sha256(path))
         return hashlib.sha256("\0".join(files).encode()).hexdigest()
     out = os.path.join(scratch, "key-front.bc")
     # -gdwarf-4: no MD5 of each file's text in the debug info (DWARF 5 has one), so a
@@ -86,7 +79,7 @@ def source_digest(cmd: Command, scratch: str) -> str | None:
                        cwd=cmd.directory, capture_output=True)
     if r.returncode != 0 or not os.path.isfile(out):
         return None
-    digest = _file_digest(out)
+    digest = file_sha256(out)
     os.unlink(out)
     return digest
 
