@@ -11,6 +11,7 @@ import mlgo_env
 from mlgo_env.tuning import pick
 from mlgo_env.tuning.session import TuneOptions, tune
 from mlgo_env.tuning.state import load_states
+from mlgo_env.tuning.status import status_lines
 from mlgo_env.tuning.table import read_manifest
 
 from test_train import demo_corpus
@@ -81,6 +82,10 @@ def test_tune_searches_a_module_again_under_another_score(tmp_path):
     kept, same = run("instructions")
     assert kept.searched == 0 and kept.skipped == 1
     assert same["default_score"] == instructions["default_score"]
+    # tune status says which score the table's search lowered
+    said = [line for line in status_lines(out, None, None) if line.startswith("score: ")]
+    assert said == ["score: instructions (spills + reloads + copies, folded ones 0, each "
+                    "times its block's frequency): 1 module"], said
     # tune pick takes the module as tuned (the score is not a change of the corpus), and
     # would record under the score it was searched with.
     o = pick.PickOptions(out, str(corpus), "true", "true")
@@ -89,6 +94,9 @@ def test_tune_searches_a_module_again_under_another_score(tmp_path):
     assert MODULE in matching and not said, said
     back, _ = run("llvm")
     assert back.searched == 1, "back to llvm's score searches again"
+    said = [line for line in status_lines(out, None, None) if line.startswith("score: ")]
+    assert len(said) == 1 and said[0].startswith("score: llvm (LLVM's weighting") and \
+        said[0].endswith(": 1 module"), said
 
 
 def test_tune_refuses_the_score_on_inlining(tmp_path):

@@ -48,6 +48,8 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
            f"decisions, made with {manifest['clang'].get('version', '?')}")
     for line in problems:
         yield f"  {line}"
+    if manifest["problem"] == "regalloc":
+        yield score_line(states)
     yield from replay_file_lines(tuning)
     yield from workload_lines(tuning)
     if corpus:
@@ -57,6 +59,27 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
         yield from log_lines(log)
     elif corpus is None:
         yield f"no launcher log at {log} (build with mlgo-env-launch --tuning={tuning})"
+
+
+#: what each regalloc score counts, as `tune status` says it
+SCORES = {"llvm": "LLVM's weighting: reloads 4, spills 1, copies 0.2, folded ones as "
+                  "the others, each times its block's frequency",
+          "instructions": "spills + reloads + copies, folded ones 0, each times its "
+                          "block's frequency"}
+
+
+def score_line(states: dict) -> str:
+    """Which score the regalloc search lowered, per module state (a state's identity holds
+    "score" when it is not LLVM's; several when modules were searched with different ones)."""
+    counts: dict[str, int] = {}
+    for s in states.values():
+        name = s["identity"].get("score") or "llvm"
+        counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return "score: no module searched yet"
+    return "score: " + "; ".join(
+        f"{name} ({SCORES.get(name, 'unknown')}): {n} module{'s' if n != 1 else ''}"
+        for name, n in sorted(counts.items()))
 
 
 def replay_file_lines(tuning: str) -> Iterator[str]:
