@@ -72,6 +72,10 @@ def _tune(argv: list[str]) -> int:
                    "0.2*copies, LLVM's RegAllocScore) or instructions (spills + reloads + "
                    "copies, folded ones 0); a module searched under the other is searched "
                    "afresh")
+    p.add_argument("--no-profile-order", action="store_true",
+                   help="regalloc: with a profile, do not search the modules its workload "
+                   "runs first (by default they take the budget in proportion to their "
+                   "share of the profile's counts)")
     cluster.add_arguments(p)
     _pick_arguments(p, required=False)
     a = p.parse_args(argv)
@@ -85,7 +89,7 @@ def _tune(argv: list[str]) -> int:
         p.error("--regalloc-score needs --problem=regalloc")
     o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
                     a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler,
-                    regalloc_score=a.regalloc_score)
+                    regalloc_score=a.regalloc_score, profile_order=not a.no_profile_order)
     if a.modules:
         from .. import episodes as ep
         try:

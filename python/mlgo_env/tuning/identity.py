@@ -191,6 +191,15 @@ def module_args(corpus: str, module: str) -> list[str]:
         return list(json.load(f).get("global_command_override") or [])
 
 
+def module_profile_files(corpus: str, module: str) -> tuple[str | None, str | None]:
+    """(instrumentation profile, sample profile) a corpus module's command reads, resolved
+    against its compile's directory (:func:`profile_files`); (None, None) for none."""
+    args = module_args(corpus, module)
+    if not any("profile" in a or a.startswith("-fauto-profile") for a in args):
+        return None, None
+    return profile_files(args, _compile_directory(args, corpus, module))
+
+
 def module_profile(corpus: str, module: str) -> str | None:
     """The profile identity of a corpus module's command (:func:`profile_identity`,
     resolved against its compile's directory): None when it reads no profile,

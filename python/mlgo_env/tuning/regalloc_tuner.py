@@ -67,6 +67,9 @@ class RegallocTuner(ModuleTuner):
         return self.search is None or not self.search.started or any(
             f.incumbent.actions for f in self.search.functions.values())
 
+    def functions(self) -> list[str]:
+        return list(self.search.functions) if self.search is not None else []
+
     def abandon(self, why: str) -> None:
         super().abandon(why)
         if self.search is not None:

@@ -8,7 +8,12 @@ result (mlgo_env.tuning.tuner): modules
 never played first (largest bitcode first: their clang score is not known yet), then the
 one with the highest score per episode it has had (default score / (1 + episodes): big and
 costly modules get more episodes, every module keeps moving). No worker waits while a
-module is left, so the budget is never idle.
+module is left, so the budget is never idle. With a profile (regalloc; `profile_order`,
+on by default, when the modules read one instrumentation profile), the modules whose
+functions the profiled workload ran come before the rest after the first round, each
+taking episodes in proportion to its share of the profile's counts
+(mlgo_env.tuning.profile_weights): a register-allocation decision changes only what its
+own function executes, so for speed the budget goes where the workload runs.
 
 The search stops when every module is done or the budget (`minutes`, which also covers the
 record episodes that follow) runs out. Then each module whose best changed plays its best
@@ -32,6 +37,8 @@ from ..cluster import Failure, TaskRunner, open_runner
 from . import record
 from .carry import CarriedTuner
 from .identity import clang_identity, identity_features, tuned_identity
+from .profile_weights import (ProfileWeights, corpus_profile, profdata_tool,
+                              read_profile_weights)
 from .state import load_states, save_state
 from .table import write_table
 from .tuner import ModuleTuner
@@ -60,6 +67,8 @@ class TuneOptions:
     #: "instructions" (spills + reloads + copies, folded ones 0); kept in each module's
     #: state identity (as "score", when not "llvm"): another score searches afresh
     regalloc_score: str = "llvm"
+    #: regalloc with a profile: search the modules the workload runs first (module doc)
+    profile_order: bool = True
 
 
 @dataclass
@@ -86,8 +95,11 @@ class _Scheduler:
     """Hands modules to worker threads (see the module's docstring). Thread-safe."""
 
     def __init__(self, tuners: list[ModuleTuner], sizes: dict[str, int], end: float,
-                 workers: int) -> None:
+                 workers: int, weights: ProfileWeights | None = None) -> None:
         self.tuners, self.sizes, self.end, self.workers = tuners, sizes, end, workers
+        self.weights = weights
+        #: a played module's share of the profile (its functions are known by then)
+        self.shares: dict[str, float] = {}
         self.busy: set[str] = set()
         self.stop = False
         self.lock = threading.Condition()
@@ -100,7 +112,12 @@ class _Scheduler:
 
     def _priority(self, t: ModuleTuner) -> tuple:
         if t.episodes == 0:
-            return (1, self.sizes.get(t.module, 0))
+            return (2, self.sizes.get(t.module, 0))
+        if self.weights is not None:
+            if t.module not in self.shares:
+                self.shares[t.module] = self.weights.share(t.functions())
+            if self.shares[t.module] > 0:
+                return (1, self.shares[t.module] / (1 + t.episodes))
         return (0, (t.default_score or 0.0) / (1 + t.episodes))
 
     def take(self) -> ModuleTuner | None:
@@ -179,7 +196,7 @@ def tune(o: TuneOptions, say: Callable[[str], None] = print) -> TuneSummary:
             "another profile: afresh), "
             f"{len(kept)} unchanged and kept; {o.minutes:g} minutes, {runner.slots} slots")
         sizes = {m: os.path.getsize(os.path.join(o.corpus, m + ".bc")) for m in modules}
-        sched = _Scheduler(tuners, sizes, end, runner.slots)
+        sched = _Scheduler(tuners, sizes, end, runner.slots, _profile_weights(o, tuners, say))
         lock = threading.Lock()
 
         def save(t: ModuleTuner, status: str) -> None:
@@ -224,6 +241,29 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
         else:
             tuners.append(cls.warm(m, features, st.get("search")))
     return tuners, kept
+
+
+def _profile_weights(o: TuneOptions, tuners: list[ModuleTuner],
+                     say: Callable[[str], None]) -> ProfileWeights | None:
+    """The profile's weights the search is ordered by (module doc), or None: not regalloc,
+    `profile_order` off, no module to search reads an instrumentation profile, or it
+    cannot be read (said)."""
+    if not o.profile_order or o.problem != "regalloc" or not tuners:
+        return None
+    path, problems = corpus_profile(o.corpus, [t.module for t in tuners])
+    for line in problems:
+        say(f"tune: {line}")
+    if path is None:
+        return None
+    weights = read_profile_weights(path, profdata_tool(o.clang))
+    if weights is None:
+        say(f"tune: the profile {path} could not be read with llvm-profdata: the search "
+            "is not ordered by it")
+        return None
+    hot = sum(1 for c in weights.functions.values() if c > 0)
+    say(f"tune: the search goes first to the modules whose functions the profile's workload "
+        f"ran ({hot} of its {len(weights.functions)} functions ran; {path})")
+    return weights
 
 
 def _without_site_keys(state: dict) -> bool:

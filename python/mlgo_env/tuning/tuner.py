@@ -96,6 +96,12 @@ class ModuleTuner(abc.ABC):
         """Whether the module makes decisions at all (known after the first episode)."""
         return True
 
+    def functions(self) -> list[str]:
+        """The functions whose decisions the search tunes, as the episodes named them
+        (known after the first episode); [] when the problem's decisions are not a
+        function's own (the session then cannot weigh the module by a profile)."""
+        return []
+
     def abandon(self, why: str) -> None:
         """Ends the search after a failure; the best so far stays."""
         self.failure = why

@@ -1,0 +1,135 @@
+"""The profile's weights that order a regalloc tune (mlgo_env.tuning.profile_weights): read
+from a real clang-22 instrumentation profile, and the session's scheduler giving the modules
+the workload runs their episodes first, in proportion to their share."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from mlgo_env.tuning.profile_weights import (ProfileWeights, corpus_profile, parse_profile_show,
+                                             plain_name, profdata_tool, read_profile_weights)
+from mlgo_env.tuning.session import _Scheduler
+from mlgo_env.tuning.tuner import ModuleTuner
+
+SHOW = """Counters:
+  src/a.c:hot_static:
+    Hash: 0x0000000000000018
+    Counters: 3
+    Function count: 10
+    Block counts: [1000, 5]
+  main:
+    Hash: 0x0000000000000018
+    Counters: 1
+    Function count: 1
+    Block counts: []
+  b.c;cold:
+    Hash: 0x0
+    Counters: 2
+    Function count: 0
+    Block counts: [0]
+Instrumentation level: Front-end
+"""
+
+
+def test_parse_sums_entry_and_block_counts_under_plain_names():
+    w = parse_profile_show(SHOW)
+    assert w.functions == {"hot_static": 1015, "main": 1, "cold": 0}
+    assert w.total == 1016
+    assert w.share(["hot_static"]) == pytest.approx(1015 / 1016)
+    assert w.share(["cold", "unknown"]) == 0.0
+    assert plain_name("_ZN1a1fEv") == "_ZN1a1fEv" and plain_name("x/y.c;f") == "f"
+
+
+SOURCE = r"""
+static int work(int n) { int s = 0; for (int i = 0; i < n; ++i) s += i * i % 7; return s; }
+int rarely(int n) { return n + 1; }
+int main(int argc, char **argv) { (void)argv; return (work(100000 * argc) + rarely(argc)) & 1; }
+"""
+
+
+def test_a_real_profile_names_the_function_that_carries_the_workload(tmp_path):
+    src = tmp_path / "w.c"
+    src.write_text(SOURCE)
+    exe = tmp_path / "w"
+    subprocess.run(["clang-22", "-O1", "-fprofile-instr-generate", str(src), "-o", str(exe)],
+                   check=True)
+    subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
+    tool = profdata_tool("clang-22")
+    assert tool is not None, "llvm-profdata of clang-22 not found"
+    data = tmp_path / "w.profdata"
+    subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
+    w = read_profile_weights(str(data), tool)
+    assert w is not None
+    assert w.share(["work"]) > 0.99, w.functions
+    assert 0 < w.functions["rarely"] < w.functions["work"]
+    # a file that is no profile reads as none, never as weights
+    assert read_profile_weights(str(src), tool) is None
+
+
+def test_corpus_profile_is_the_one_the_commands_read(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for m, flag in (("a.o", f"-fprofile-instr-use={tmp_path}/p.profdata"),
+                    ("b.o", None)):
+        (corpus / (m + ".cmd")).write_bytes(b"\0".join(
+            a.encode() for a in ["-cc1", "-O2", "-fdebug-compilation-dir=" + str(tmp_path)] +
+            ([flag] if flag else [])))
+    assert corpus_profile(str(corpus), ["a.o", "b.o"]) == (str(tmp_path / "p.profdata"), [])
+    (corpus / "b.o.cmd").write_bytes(b"-cc1\0-fprofile-instr-use=/elsewhere.profdata")
+    path, problems = corpus_profile(str(corpus), ["a.o", "b.o"])
+    assert path is None and "2 different profiles" in problems[0]
+
+
+class Fake(ModuleTuner):
+    problem = "fake"
+
+    def __init__(self, module, names, default):
+        super().__init__(module, [], None)
+        self.names, self.default = names, default
+
+    def propose(self):
+        return None
+
+    def settle(self, decider, result):
+        self.episodes += 1
+        self.default_score = self.default
+
+    def done(self):
+        return False
+
+    def decider(self):
+        return None
+
+    def state(self):
+        return {}
+
+    def functions(self):
+        return self.names if self.episodes else []
+
+
+def takes(weights, rounds):
+    tuners = [Fake("hot.o", ["work"], 1.0), Fake("warm.o", ["rarely"], 1.0),
+              Fake("cold.o", ["never"], 1e9)]
+    sched = _Scheduler(tuners, {"hot.o": 1, "warm.o": 2, "cold.o": 3},
+                       time.monotonic() + 3600, 1, weights)
+    order = []
+    for _ in range(rounds):
+        t = sched.take()
+        order.append(t.module)
+        t.settle(None, None)
+        sched.give_back(t, 0.01)
+    return order
+
+
+def test_the_scheduler_gives_the_workload_s_modules_the_budget_by_share():
+    w = ProfileWeights({"work": 900, "rarely": 100, "never": 0}, 1000)
+    order = takes(w, 23)
+    assert order[:3] == ["cold.o", "warm.o", "hot.o"], "the first round goes by size"
+    rest = order[3:]
+    assert "cold.o" not in rest, "a module the workload never ran waits for the others"
+    # episodes in proportion to the shares (0.9 : 0.1): a module is taken while its share
+    # per episode had (share / (1 + episodes)) is the highest
+    assert order.count("hot.o") == 20 and order.count("warm.o") == 2, order
+    # without a profile: the old order (clang's score per episode), the cold module first
+    assert takes(None, 6)[3:] == ["cold.o"] * 3
