@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from mlgo_env.tuning.profile_weights import (ProfileWeights, corpus_profile, parse_profile_show,
-                                             plain_name, profdata_tool, read_profile_weights)
+from mlgo_env.tuning.profile_weights import (ProfileWeights, corpus_profile, main_file,
+                                             parse_profile_show, profdata_tool,
+                                             read_profile_weights, split_name)
 from mlgo_env.tuning.session import _Scheduler
 from mlgo_env.tuning.tuner import ModuleTuner
 
@@ -32,13 +33,15 @@ Instrumentation level: Front-end
 """
 
 
-def test_parse_sums_entry_and_block_counts_under_plain_names():
+def test_parse_sums_entry_and_block_counts_by_file_and_name():
     w = parse_profile_show(SHOW)
-    assert w.functions == {"hot_static": 1015, "main": 1, "cold": 0}
-    assert w.total == 1016
-    assert w.share(["hot_static"]) == pytest.approx(1015 / 1016)
-    assert w.share(["cold", "unknown"]) == 0.0
-    assert plain_name("_ZN1a1fEv") == "_ZN1a1fEv" and plain_name("x/y.c;f") == "f"
+    assert w.files == {"src/a.c": 1015, "b.c": 0} and w.functions == {"main": 1}
+    assert w.total == 1016 and w.ran() == 2
+    # a module carries its main file's local functions and the external ones it showed
+    assert w.share(["main"], "src/a.c") == 1.0
+    assert w.share(["main"], "b.c") == pytest.approx(1 / 1016)
+    assert w.share(["unknown"], None) == 0.0
+    assert split_name("_ZN1a1fEv") == (None, "_ZN1a1fEv") and split_name("x/y.c;f") == ("x/y.c", "f")
 
 
 SOURCE = r"""
@@ -61,8 +64,10 @@ def test_a_real_profile_names_the_function_that_carries_the_workload(tmp_path):
     subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
     w = read_profile_weights(str(data), tool)
     assert w is not None
-    assert w.share(["work"]) > 0.99, w.functions
-    assert 0 < w.functions["rarely"] < w.functions["work"]
+    # `work` is static: its counts (nearly all) go to its translation unit's main file
+    assert list(w.files) == ["w.c"] and w.share([], "w.c") > 0.99, (w.files, w.functions)
+    assert 0 < w.functions["rarely"] < w.files["w.c"]
+    assert w.share(["rarely", "main"], None) < 0.01
     # a file that is no profile reads as none, never as weights
     assert read_profile_weights(str(src), tool) is None
 
@@ -76,6 +81,9 @@ def test_corpus_profile_is_the_one_the_commands_read(tmp_path):
             a.encode() for a in ["-cc1", "-O2", "-fdebug-compilation-dir=" + str(tmp_path)] +
             ([flag] if flag else [])))
     assert corpus_profile(str(corpus), ["a.o", "b.o"]) == (str(tmp_path / "p.profdata"), [])
+    assert main_file(str(corpus), "a.o") is None
+    (corpus / "c.o.cmd").write_bytes(b"-cc1\0-main-file-name\0c.c\0-O2")
+    assert main_file(str(corpus), "c.o") == "c.c"
     (corpus / "b.o.cmd").write_bytes(b"-cc1\0-fprofile-instr-use=/elsewhere.profdata")
     path, problems = corpus_profile(str(corpus), ["a.o", "b.o"])
     assert path is None and "2 different profiles" in problems[0]
@@ -111,8 +119,9 @@ class Fake(ModuleTuner):
 def takes(weights, rounds):
     tuners = [Fake("hot.o", ["work"], 1.0), Fake("warm.o", ["rarely"], 1.0),
               Fake("cold.o", ["never"], 1e9)]
+    weigh = None if weights is None else (lambda t: weights.share(t.functions(), None))
     sched = _Scheduler(tuners, {"hot.o": 1, "warm.o": 2, "cold.o": 3},
-                       time.monotonic() + 3600, 1, weights)
+                       time.monotonic() + 3600, 1, weigh)
     order = []
     for _ in range(rounds):
         t = sched.take()
@@ -123,7 +132,7 @@ def takes(weights, rounds):
 
 
 def test_the_scheduler_gives_the_workload_s_modules_the_budget_by_share():
-    w = ProfileWeights({"work": 900, "rarely": 100, "never": 0}, 1000)
+    w = ProfileWeights({"work": 900, "rarely": 100, "never": 0}, {}, 1000)
     order = takes(w, 23)
     assert order[:3] == ["cold.o", "warm.o", "hot.o"], "the first round goes by size"
     rest = order[3:]

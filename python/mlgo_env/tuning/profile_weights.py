@@ -9,12 +9,16 @@ its entry count and its block counters; their sum is a function's *weight* (a pr
 blocks it executed: counters sit on a spanning tree's complement of the edges, so it is not
 an instruction count, but it ranks functions the way the workload runs them).
 
-A module's weight is the sum of the weights of the functions its episodes showed (the
-contexts the register allocator asked about), as a share of the profile's total; a
-function the profile names with a file prefix (``file.c:f`` or ``file.c;f``, local
-linkage) counts under its plain name, and a plain name several files define sums theirs (a
-scheduling estimate, not a measurement). Sample profiles (``-fprofile-sample-use``) are not
-read: their modules get no weight, and the tune orders them as without a profile.
+Front-end profiles count functions before inlining: most of a hot loop's counts sit in the
+small static helpers inlined into it. So counts are attributed by where a function was
+defined, not by the machine functions the allocator sees: a function with local linkage
+is named in the profile with its translation unit's main file (``lz_encoder_mf.c:read64ne``;
+the ``-main-file-name`` of the module's cc1 command), so its counts go to the modules with
+that main file (a libtool library's PIC and static objects both); a function the profile
+names plainly (external linkage) counts for the modules whose episodes showed it. A
+module's weight is the sum, as a share of the profile's total (a scheduling estimate, not
+a measurement). Sample profiles (``-fprofile-sample-use``) are not read: their modules get
+no weight, and the tune orders them as without a profile.
 
 Blocking: :func:`read_profile_weights` runs llvm-profdata once per profile (seconds for
 a large one). Raises nothing: a profile that cannot be read gives no weights (the caller
@@ -30,7 +34,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from .identity import module_profile_files
+from .identity import module_args, module_profile_files
 
 _FUNCTION = re.compile(r"^  (\S.*):$")
 _COUNT = re.compile(r"^    Function count: (\d+)$")
@@ -39,39 +43,68 @@ _BLOCKS = re.compile(r"^    Block counts: \[(.*)\]$")
 
 @dataclass
 class ProfileWeights:
-    """Per function name, its weight; `total` the sum over the profile (> 0 when usable)."""
+    """The profile's counts: per plain (external) function name, per main file (the local
+    functions of each translation unit, summed); `total` over the profile (> 0 when usable)."""
     functions: dict[str, int] = field(default_factory=dict)
+    files: dict[str, int] = field(default_factory=dict)
     total: int = 0
 
-    def share(self, names: Iterable[str]) -> float:
-        """The share of the profile's weight that the functions `names` carry (0..1)."""
+    def share(self, names: Iterable[str], main_file: str | None) -> float:
+        """The share of the profile's counts that a module carries: its main file's local
+        functions and the external functions `names` (0..1)."""
         if self.total <= 0:
             return 0.0
-        return sum(self.functions.get(n, 0) for n in set(names)) / self.total
+        own = sum(self.functions.get(n, 0) for n in set(names))
+        return (own + (self.files.get(main_file, 0) if main_file else 0)) / self.total
+
+    def ran(self) -> int:
+        """How many functions (external ones, and files with local ones) ran."""
+        return sum(1 for c in self.functions.values() if c > 0) + \
+            sum(1 for c in self.files.values() if c > 0)
 
 
-def plain_name(profile_name: str) -> str:
-    """A profile's function name without its file prefix (``dir/file.c:f`` -> ``f``);
-    mangled C++ names carry no ':' or ';'."""
-    return re.split(r"[:;]", profile_name)[-1] if (":" in profile_name or
-                                                  ";" in profile_name) else profile_name
+def split_name(profile_name: str) -> tuple[str | None, str]:
+    """(main file, name) of a profile's function name: ``file.c:f`` (or ``file.c;f``) names
+    a local function of file.c's translation unit; a plain name an external one (mangled C++
+    names carry no ':' or ';')."""
+    for sep in (";", ":"):
+        if sep in profile_name:
+            file, name = profile_name.rsplit(sep, 1)
+            return file, name
+    return None, profile_name
 
 
 def parse_profile_show(text: str) -> ProfileWeights:
-    """The weights in `llvm-profdata show --all-functions --counts` output."""
+    """The counts in `llvm-profdata show --all-functions --counts` output."""
     weights = ProfileWeights()
-    name = None
+    where: tuple[dict[str, int], str] | None = None
     for line in text.splitlines():
         if (m := _FUNCTION.match(line)) is not None:
-            name = plain_name(m.group(1))
-        elif name is not None and (m := _COUNT.match(line)) is not None:
-            weights.functions[name] = weights.functions.get(name, 0) + int(m.group(1))
-            weights.total += int(m.group(1))
-        elif name is not None and (m := _BLOCKS.match(line)) is not None:
-            blocks = sum(int(x) for x in m.group(1).split(",") if x.strip())
-            weights.functions[name] = weights.functions.get(name, 0) + blocks
-            weights.total += blocks
+            file, name = split_name(m.group(1))
+            where = (weights.files, file) if file is not None else (weights.functions, name)
+            continue
+        if where is None:
+            continue
+        if (m := _COUNT.match(line)) is not None:
+            count = int(m.group(1))
+        elif (m := _BLOCKS.match(line)) is not None:
+            count = sum(int(x) for x in m.group(1).split(",") if x.strip())
+        else:
+            continue
+        table, key = where
+        table[key] = table.get(key, 0) + count
+        weights.total += count
     return weights
+
+
+def main_file(corpus: str, module: str) -> str | None:
+    """The ``-main-file-name`` of a corpus module's cc1 command (the name its local
+    functions carry in a profile), or None."""
+    args = module_args(corpus, module)
+    for i, a in enumerate(args[:-1]):
+        if a == "-main-file-name":
+            return args[i + 1]
+    return None
 
 
 def profdata_tool(clang: str | None) -> str | None:

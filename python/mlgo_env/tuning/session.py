@@ -37,8 +37,7 @@ from ..cluster import Failure, TaskRunner, open_runner
 from . import record
 from .carry import CarriedTuner
 from .identity import clang_identity, identity_features, tuned_identity
-from .profile_weights import (ProfileWeights, corpus_profile, profdata_tool,
-                              read_profile_weights)
+from .profile_weights import corpus_profile, main_file, profdata_tool, read_profile_weights
 from .state import load_states, save_state
 from .table import write_table
 from .tuner import ModuleTuner
@@ -95,9 +94,10 @@ class _Scheduler:
     """Hands modules to worker threads (see the module's docstring). Thread-safe."""
 
     def __init__(self, tuners: list[ModuleTuner], sizes: dict[str, int], end: float,
-                 workers: int, weights: ProfileWeights | None = None) -> None:
+                 workers: int, weigh: Callable[[ModuleTuner], float] | None = None) -> None:
         self.tuners, self.sizes, self.end, self.workers = tuners, sizes, end, workers
-        self.weights = weights
+        #: a played module's share of the profile (None: no profile orders the search)
+        self.weigh = weigh
         #: a played module's share of the profile (its functions are known by then)
         self.shares: dict[str, float] = {}
         self.busy: set[str] = set()
@@ -113,9 +113,9 @@ class _Scheduler:
     def _priority(self, t: ModuleTuner) -> tuple:
         if t.episodes == 0:
             return (2, self.sizes.get(t.module, 0))
-        if self.weights is not None:
+        if self.weigh is not None:
             if t.module not in self.shares:
-                self.shares[t.module] = self.weights.share(t.functions())
+                self.shares[t.module] = self.weigh(t)
             if self.shares[t.module] > 0:
                 return (1, self.shares[t.module] / (1 + t.episodes))
         return (0, (t.default_score or 0.0) / (1 + t.episodes))
@@ -243,11 +243,11 @@ def _plan(o: TuneOptions, cls: type[ModuleTuner], modules: list[str], features: 
     return tuners, kept
 
 
-def _profile_weights(o: TuneOptions, tuners: list[ModuleTuner],
-                     say: Callable[[str], None]) -> ProfileWeights | None:
-    """The profile's weights the search is ordered by (module doc), or None: not regalloc,
-    `profile_order` off, no module to search reads an instrumentation profile, or it
-    cannot be read (said)."""
+def _profile_weights(o: TuneOptions, tuners: list[ModuleTuner], say: Callable[[str], None]
+                     ) -> Callable[[ModuleTuner], float] | None:
+    """A played module's share of the profile the search is ordered by (module doc), or
+    None: not regalloc, `profile_order` off, no module to search reads an instrumentation
+    profile, or it cannot be read (said)."""
     if not o.profile_order or o.problem != "regalloc" or not tuners:
         return None
     path, problems = corpus_profile(o.corpus, [t.module for t in tuners])
@@ -260,10 +260,12 @@ def _profile_weights(o: TuneOptions, tuners: list[ModuleTuner],
         say(f"tune: the profile {path} could not be read with llvm-profdata: the search "
             "is not ordered by it")
         return None
-    hot = sum(1 for c in weights.functions.values() if c > 0)
+    files = {t.module: main_file(o.corpus, t.module) for t in tuners}
+    hot = sum(1 for m, f in files.items() if weights.files.get(f or "", 0) > 0)
     say(f"tune: the search goes first to the modules whose functions the profile's workload "
-        f"ran ({hot} of its {len(weights.functions)} functions ran; {path})")
-    return weights
+        f"ran ({weights.ran()} of its functions and files ran, {hot} of the {len(files)} "
+        f"modules' own files among them; {path})")
+    return lambda t: weights.share(t.functions(), files.get(t.module))
 
 
 def _without_site_keys(state: dict) -> bool:
