@@ -1,263 +1,37 @@
 #!/usr/bin/python3
-"""clang-22 asking eviction and priority questions in one compile: how the two interactive
-channels of the greedy register allocator come, interleave and depend on each other.
+"""clang-22 asking eviction and priority questions in one compile: when the two channels of
+the greedy register allocator open, how their questions interleave, how they depend on each
+other.
 
-    /usr/bin/python3 research/two_channels.py [--source=F.c] [--clang=/usr/bin/clang-22]
+    /usr/bin/python3 research/two_channels.py [--source=F.c] [--strace] [--sweep=DIR]
 
-The host makes both fifo pairs as mlgo-env does (include/mlgo/env/compiler_session.h: a
-reader of its own on B.in, its writer on B.in, its reader on B.out, all without blocking),
-starts `clang -O2 -c` with both channels' flags and answers both streams from one poll()
-loop. clang is single-threaded: after an observation it blocks reading that channel's B.in,
-so before each answer the host drains both B.out; everything read then was written before
-that observation. The answers given so far number the *epoch* of every record: records of
-different epochs are in clang's order; within one epoch the two channels' records (headers,
-contexts) are not ordered against each other, the observation that ends the epoch is last.
+The host (channel_pair.py) makes both fifo pairs as mlgo-env does, starts `clang -O2 -c`
+with both channels' flags and answers both from one poll() loop; the order of records is
+known from epochs (channel_pair.py), and `--strace` reads clang's own.
 
-Eviction answers: `self` (the last column, evict nothing, when its mask bit is 1, else the
-first allowed column) or `first` (the first allowed column). Priority answers: `weight`
-(weight * 1000) or `size` (li_size), clamped to [0, 2^32) in float32 (NaN: 0).
+Answers: eviction `self` (the last column, evict nothing, when the mask allows it, else the
+first allowed column) or `first` (the first allowed column); priority `weight` (weight x
+1000) or `size` (li_size), clamped to [0, 2^32) in float32 (NaN: 0).
 
-Printed for the source (default: the demo corpus's sha256.c): each header's epoch, whether
-clang held both channels open at its first question, the counts, each function's pattern of
-questions, exit and object; each channel alone; whether one channel's stream changes with
-the other's answers (and never before an answer differs); whether other answers in one
-function change other functions. `--strace`: clang's own order of opens, headers, contexts.
+Printed for the source (default: the demo corpus's sha256.c): the facts of a compile with
+both channels (summary()), each function's run-length pattern of questions, each channel
+alone, whether one channel's stream changes with the other's answers (never before an answer
+differs), whether other answers in one function change other functions. `--sweep=DIR` (e.g.
+data/demo_corpus/src): both channels on every C and C++ file of DIR, summed (sweep()).
 """
 from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import re
-import select
-import signal
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
-from typing import Callable, Optional
 
-import numpy as np
+from channel_pair import CLANG, Record, Run, compile_serving, evict_answer, priority_answer
 
-CLANG = "/usr/bin/clang-22"
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                       "demo_corpus", "src", "sha256.c")
-FLAGS = {
-    "evict": ["-regalloc-enable-advisor=release", "-regalloc-evict-interactive-channel-base="],
-    "priority": ["-regalloc-enable-priority-advisor=release",
-                 "-regalloc-priority-interactive-channel-base="],
-}
-_DTYPES = {"int64_t": np.int64, "int32_t": np.int32, "float": np.float32, "double": np.float64,
-           "int8_t": np.int8, "uint8_t": np.uint8, "uint64_t": np.uint64}
-_FLOAT32_BELOW_2_32 = float(np.nextafter(np.float32(2.0 ** 32), np.float32(0)))
-
-
-@dataclass
-class Record:
-    """One record of a channel's stream. `answer` is set for observations."""
-    epoch: int
-    channel: str
-    kind: str  # "header" | "context" | "observation"
-    context: str = ""
-    index: int = -1
-    payload: bytes = b""
-    answer: bytes = b""
-
-
-@dataclass
-class Channel:
-    """One fifo pair, opened as mlgo-env's host opens it, and its stream parser."""
-    name: str
-    base: str
-    fds: dict[str, int] = field(default_factory=dict)
-    buffer: bytearray = field(default_factory=bytearray)
-    header: Optional[dict] = None
-    context: str = ""
-    done: bool = False
-
-    def open(self) -> None:
-        """mkfifo B.in, B.out; keep-reader and writer on B.in, reader on B.out. No open
-        blocks. Raises OSError."""
-        os.mkfifo(self.base + ".in")
-        os.mkfifo(self.base + ".out")
-        self.fds["keep"] = os.open(self.base + ".in", os.O_RDONLY | os.O_NONBLOCK)
-        self.fds["in"] = os.open(self.base + ".in", os.O_WRONLY | os.O_NONBLOCK)
-        os.set_blocking(self.fds["in"], True)
-        self.fds["out"] = os.open(self.base + ".out", os.O_RDONLY | os.O_NONBLOCK)
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-
-    def drain(self) -> bool:
-        """Reads what B.out holds without blocking; True when the writer has closed it
-        (only meaningful once a header came: before clang opens it a read also gives 0)."""
-        while True:
-            try:
-                chunk = os.read(self.fds["out"], 1 << 20)
-            except BlockingIOError:
-                return False
-            if not chunk:
-                return True
-            self.buffer += chunk
-
-    def specs(self) -> list[tuple[str, np.dtype, int]]:
-        return [(f["name"], np.dtype(_DTYPES[f["type"]]), int(np.prod(f["shape"])))
-                for f in self.header["features"]]
-
-    def parse(self, epoch: int) -> list[Record]:
-        """The complete records in the buffer, consumed. Raises ValueError on a bad line."""
-        out = []
-        while True:
-            end = self.buffer.find(b"\n")
-            if end < 0:
-                return out
-            line = json.loads(self.buffer[:end])
-            if self.header is None or "context" in line:
-                del self.buffer[:end + 1]
-                if self.header is None:
-                    self.header = line
-                self.context = line.get("context", self.context)
-                out.append(Record(epoch, self.name, "context" if "context" in line else "header",
-                                  self.context))
-                continue
-            size = sum(t.itemsize * n for _, t, n in self.specs())
-            if len(self.buffer) < end + 1 + size + 1:
-                return out
-            payload = bytes(self.buffer[end + 1:end + 1 + size])
-            del self.buffer[:end + 1 + size + 1]
-            out.append(Record(epoch, self.name, "observation", self.context,
-                              int(line["observation"]), payload))
-
-    def features(self, payload: bytes) -> dict[str, np.ndarray]:
-        out, at = {}, 0
-        for name, dtype, n in self.specs():
-            out[name] = np.frombuffer(payload, dtype, n, at)
-            at += dtype.itemsize * n
-        return out
-
-
-Answer = Callable[[dict[str, np.ndarray], str], bytes]
-
-
-def evict_answer(mode: str, only: Optional[str] = None) -> Answer:
-    """`self`: evict nothing when allowed, else the first allowed column; `first`: the first
-    allowed column. Both are valid by the mask. With `only`, `mode` holds in that function
-    and `self` in the others."""
-    def answer(f: dict[str, np.ndarray], context: str) -> bytes:
-        allowed = np.flatnonzero(f["mask"] == 1)
-        last = f["mask"].size - 1
-        mine = mode if only is None or context == only else "self"
-        pick = last if (mine == "self" and last in allowed) or not allowed.size else allowed[0]
-        return np.int64(pick).tobytes()
-    return answer
-
-
-def priority_answer(mode: str) -> Answer:
-    """`weight`: weight * 1000; `size`: li_size; clamped to [0, 2^32) in float32."""
-    def answer(f: dict[str, np.ndarray], context: str) -> bytes:
-        value = float(f["weight"][0]) * 1000 if mode == "weight" else float(f["li_size"][0])
-        value = 0.0 if np.isnan(value) else min(max(value, 0.0), _FLOAT32_BELOW_2_32)
-        return np.float32(value).tobytes()
-    return answer
-
-
-@dataclass
-class Run:
-    """One compile: its records in clang's order (by epoch), exit, whether it left an ELF
-    object, which channels clang held open at its first question."""
-    records: list[Record]
-    returncode: int
-    object_ok: bool
-    open_at_first_question: dict[str, bool]
-    seconds: float
-    stderr: str
-
-
-def _fifos_open(pid: int, channels: dict[str, Channel]) -> dict[str, bool]:
-    """Which channels' B.out the process holds open, from /proc (clang runs cc1 in its own
-    process; under a `wrap` the wrapper's descriptors are read, and show none)."""
-    links = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            links.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-        except OSError:
-            pass
-    return {name: ch.base + ".out" in links for name, ch in channels.items()}
-
-
-def _serve(proc: subprocess.Popen, channels: dict[str, Channel], answers: dict,
-           deadline: float) -> tuple[list[Record], dict[str, bool]]:
-    """Answers every observation until both streams end. Blocks; raises TimeoutError."""
-    records: list[Record] = []
-    seen: dict[str, bool] = {}
-    epoch = 0
-    poller = select.poll()
-    for ch in channels.values():
-        poller.register(ch.fds["out"], select.POLLIN)
-    while not all(ch.done for ch in channels.values()):
-        if time.monotonic() > deadline:
-            raise TimeoutError("the compile did not finish in time")
-        poller.poll(100)
-        exited = proc.poll() is not None
-        pending = []
-        for ch in channels.values():
-            if ch.done:
-                continue
-            closed = ch.drain()
-            new = ch.parse(epoch)
-            records += new
-            pending += [r for r in new if r.kind == "observation"]
-            if (closed and ch.header is not None) or (exited and closed):
-                ch.done = True
-                poller.unregister(ch.fds["out"])
-        if len(pending) > 1:
-            raise ValueError("two questions pending at once")
-        if pending:
-            question = pending[0]
-            ch = channels[question.channel]
-            if not seen:
-                seen = _fifos_open(proc.pid, channels)
-            question.answer = answers[ch.name](ch.features(question.payload), question.context)
-            os.write(ch.fds["in"], question.answer)
-            epoch += 1
-    return records, seen
-
-
-def compile_serving(source: str, answers: dict[str, Answer], clang: str = CLANG,
-                    timeout: float = 120, wrap: tuple[str, ...] = ()) -> Run:
-    """Compiles `source` at -O2 with the channels named in `answers` (`evict`, `priority`),
-    answering each question with `answers[channel](features, function)`; `wrap` goes before
-    the command (e.g. strace). Blocks until clang exits; raises TimeoutError (clang's
-    process group is killed). Leaves nothing behind."""
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="two-channels-") as tmp:
-        channels = {name: Channel(name, os.path.join(tmp, name)) for name in answers}
-        args = [clang, "-O2", "-c", source, "-o", os.path.join(tmp, "out.o"),
-                "-fno-crash-diagnostics"]
-        for name, ch in channels.items():
-            ch.open()
-            args += ["-mllvm", FLAGS[name][0], "-mllvm", FLAGS[name][1] + ch.base]
-        with open(os.path.join(tmp, "stderr"), "w+") as err:
-            proc = subprocess.Popen([*wrap, "nice", "-n", "19"] + args, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err,
-                                    start_new_session=True)
-            try:
-                records, seen = _serve(proc, channels, answers, start + timeout)
-                returncode = proc.wait(max(1.0, start + timeout - time.monotonic()))
-            finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                for ch in channels.values():
-                    ch.close()
-            err.seek(0)
-            stderr = err.read()
-        obj = os.path.join(tmp, "out.o")
-        ok = os.path.isfile(obj) and open(obj, "rb").read(4) == b"\x7fELF"
-    return Run(records, returncode, ok, seen, time.monotonic() - start, stderr)
 
 
 def questions(run: Run, channel: str) -> int:
@@ -323,39 +97,37 @@ def changed_functions(a: Run, b: Run) -> list[str]:
 
 
 _STRACE_LINE = re.compile(
-    r'^\d+\s+(openat|write)\((?:AT_FDCWD, "([^"]*)"|(\d+), "((?:[^"\\]|\\.)*))')
+    r'(openat|write)\((?:AT_FDCWD<[^>]*>, "([^"]*)"|\d+<([^>]*)>, "((?:[^"\\]|\\.)*))')
 
 
 def write_order(source: str, clang: str = CLANG) -> list[str]:
-    """clang's opens of the fifos and its header and context lines, in its own order (read
-    with `strace -f`, which must be installed); a run of questions is one entry. Blocks;
-    raises FileNotFoundError without strace."""
+    """clang's opens of the object and the fifos and its header and context lines, in its
+    own order (read with `strace -f -y`, which must be installed); a run of questions is
+    one entry. Blocks; raises FileNotFoundError without strace."""
     with tempfile.TemporaryDirectory(prefix="two-channels-strace-") as tmp:
         log = os.path.join(tmp, "log")
         compile_serving(source, {"evict": evict_answer("self"),
                                  "priority": priority_answer("weight")}, clang,
-                        wrap=("strace", "-f", "-e", "trace=openat,write", "-s", "80", "-o", log))
-        fds: dict[str, str] = {}
+                        wrap=("strace", "-f", "-y", "-e", "trace=openat,write", "-o", log))
         out: list[str] = []
         with open(log) as f:
-            for line in f:
-                m = _STRACE_LINE.match(line)
-                if not m:
+            for m in filter(None, map(_STRACE_LINE.search, f)):
+                op, path, text = m.group(1), m.group(2) or m.group(3), m.group(4) or ""
+                channel = re.search(r"/(evict|priority)\.(in|out)$", path)
+                if op == "openat" and path.endswith(".o.tmp"):
+                    entry = "open the object"
+                elif not channel:
                     continue
-                if m.group(2) and m.group(2).endswith(".o.tmp"):
-                    out.append("open the object")
-                elif m.group(2) and re.search(r"/(evict|priority)\.(in|out)$", m.group(2)):
-                    fds[line.rsplit("= ", 1)[1].strip()] = os.path.basename(m.group(2))
-                    out.append("open " + os.path.basename(m.group(2)))
-                elif m.group(3) in fds:
-                    name, text = fds[m.group(3)].split(".")[0], m.group(4)
-                    entry = ("header " + name if text.startswith('{\\"features') else
-                             "context " + name if text.startswith('{\\"context') else
-                             "questions " + name)
-                    if text.startswith('{\\"context'):
+                elif op == "openat":
+                    entry = "open " + os.path.basename(path)
+                else:
+                    word = text.split('\\"')[1]  # features, context or observation
+                    entry = {"features": "header ", "context": "context "}.get(
+                        word, "questions ") + channel.group(1)
+                    if word == "context":
                         entry += " " + text.split('\\"')[3]
-                    if not out or out[-1] != entry:
-                        out.append(entry)
+                if not out or out[-1] != entry:
+                    out.append(entry)
     return out
 
 
@@ -377,6 +149,26 @@ def summary(run: Run) -> dict[str, object]:
     }
 
 
+def sweep(sources: list[str], clang: str = CLANG) -> dict[str, object]:
+    """Both channels (evict nothing, weight x 1000) on every source: how many compile with
+    exit 0 and an object, which channel asks each module's first question, how many
+    distinct first questions (the key a tuning table files a module under), and the
+    functions whose first question is an eviction. Blocks (one compile at a time)."""
+    ok, first, firsts, evict_first = 0, {}, set(), []
+    for source in sources:
+        run = compile_serving(source, {"evict": evict_answer("self"),
+                                       "priority": priority_answer("weight")}, clang)
+        ok += run.returncode == 0 and run.object_ok
+        rows = per_function(run)
+        evict_first += [f"{source}:{n}" for n, f in rows.items() if f[0].channel == "evict"]
+        if rows:
+            head = next(iter(rows.values()))[0]
+            first[head.channel] = first.get(head.channel, 0) + 1
+            firsts.add(head.payload)
+    return {"modules": len(sources), "exit_0_with_object": ok, "first_question": first,
+            "distinct_first_questions": len(firsts), "functions_evicting_first": evict_first}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default=SOURCE)
@@ -385,7 +177,13 @@ def main() -> int:
                         help="print every function's pattern (default: the first 12)")
     parser.add_argument("--strace", action="store_true",
                         help="also print clang's order of opens, headers and contexts (strace)")
+    parser.add_argument("--sweep", metavar="DIR",
+                        help="instead: both channels on every .c/.cpp file of DIR")
     opts = parser.parse_args()
+    if opts.sweep:
+        names = sorted(n for n in os.listdir(opts.sweep) if n.endswith((".c", ".cpp")))
+        print(sweep([os.path.join(opts.sweep, n) for n in names], opts.clang))
+        return 0
 
     def go(**modes) -> Run:
         make = {"evict": evict_answer, "priority": priority_answer}

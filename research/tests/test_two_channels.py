@@ -83,3 +83,12 @@ def test_a_module_without_functions_opens_neither_channel(tmp_path):
     source.write_text("int table[4] = {1, 2, 3, 4};\n")
     run = serve(str(source), evict=("self",), priority="weight")
     assert run.records == [] and run.open_at_first_question == {}
+
+
+def test_each_module_asks_a_priority_first():
+    sources = [os.path.join(research_paths.ROOT, "data", "demo_corpus", "src", name)
+               for name in ("sha256.c", "lz77.c", "avl_tree.cpp")]
+    got = tc.sweep(sources)
+    assert got["exit_0_with_object"] == 3
+    assert got["first_question"] == {"priority": 3}
+    assert got["distinct_first_questions"] == 3 and got["functions_evicting_first"] == []
