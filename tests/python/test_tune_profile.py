@@ -91,8 +91,9 @@ class FrontEndProfileRegalloc(unittest.TestCase):
         cls.flags = "-O2 -fprofile-instr-use=../pgo.profdata"
         cls.corpus, cls.tuning = os.path.join(d, "corpus"), os.path.join(d, "tuning")
         corpus_of(cls.p.fresh("captured"), cls.corpus, cls.flags)
+        cls.said = []
         tune(TuneOptions("regalloc", cls.corpus, cls.tuning, minutes=0.5, workers=2,
-                         progress_every=0), lambda _: None)
+                         progress_every=0), cls.said.append)
         cls.entries = {e.module: e for e in read_entries(cls.tuning)}
 
     @classmethod
@@ -103,6 +104,11 @@ class FrontEndProfileRegalloc(unittest.TestCase):
         src = self.p.fresh(name)
         build(src, [MLGO_ENV_LAUNCH, f"--tuning={self.tuning}", f"--log={log}"], self.flags)
         return src
+
+    def test_0_the_profile_orders_the_search(self):
+        ordered = [x for x in self.said if x.startswith("tune: the search goes first")]
+        self.assertEqual(len(ordered), 1, self.said)
+        self.assertIn(os.path.realpath(self.profile), ordered[0])
 
     def test_1_the_same_profile_gets_the_tuned_objects(self):
         self.assertTrue(self.entries, "no module beat clang's own cost")
