@@ -5,6 +5,7 @@ workload, tuned on top of it, and measured on an input the profile never saw.
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils [--problem regalloc|inlining]
         [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
         [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions]
+    /usr/bin/python3 bench/tune_pgo.py --package xz-utils --wall 10 [--cpu 1] [--work ...]
 
 Steps (each printed with its wall time), by the package's own build system (bench/tune.py's
 recipes, which name the workload):
@@ -29,7 +30,10 @@ recipes, which name the workload):
    the package's tests on each build and what the launcher's log says (bench/tune.py's
    report).
 
-Wall times are not measured here (use bench/tune.py --workload-only on a quiet machine).
+Wall times: `--wall PAIRS` (after a run, on a quiet machine) times each workload step on
+the held-back input with the builds that run left, PGO against each tuned build, in PAIRS
+alternating pairs pinned to one CPU (`--cpu`, default 1): medians, their ratio, the
+pairs' range, and the load average before and after.
 The reserved packages are refused, as by bench/tune.py.
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ import argparse
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -121,6 +126,31 @@ def held_back(recipe: dict, builds: dict[str, str], data: str) -> None:
                   f"{'identical' if same else 'DIFFERENT'}")
 
 
+def wall(recipe: dict, builds: dict[str, str], data: str, rounds: int, cpu: int) -> None:
+    """Wall time of each workload step on `data`, PGO against each tuned build: `rounds`
+    pairs, alternating which runs first, every run pinned to `cpu` (taskset), output to
+    /dev/null; medians, their ratio, and the ratio's range over the pairs. The load average
+    is printed before and after: the figures mean something on a quiet machine only."""
+    run_workload(recipe, builds["plain"], data, lib_env(recipe, builds["plain"]))
+    bench.say(f"wall: load average before {os.getloadavg()[0]:.2f}, {rounds} pairs, cpu {cpu}")
+    for index, (name, _) in enumerate(recipe["workload"]):
+        for side in [s for s in builds if s.startswith("pgo+")]:
+            pair = {k: (["taskset", "-c", str(cpu)] + inputs_for(recipe, builds[k], data)[index][1],
+                        lib_env(recipe, builds[k])) for k in ("pgo", side)}
+            walls: dict[str, list[float]] = {"pgo": [], side: []}
+            for r in range(rounds):
+                for k in (("pgo", side) if r % 2 == 0 else (side, "pgo")):
+                    start = time.perf_counter()
+                    subprocess.run(pair[k][0], env=pair[k][1], stdout=subprocess.DEVNULL,
+                                   check=True)
+                    walls[k].append(time.perf_counter() - start)
+            ratios = sorted(t / p for p, t in zip(walls["pgo"], walls[side]))
+            mp, mt = statistics.median(walls["pgo"]), statistics.median(walls[side])
+            bench.say(f"wall {name}: PGO median {mp:.3f} s, {side} {mt:.3f} s "
+                      f"({mt / mp:.3f}x; pairs {ratios[0]:.3f}x..{ratios[-1]:.3f}x)")
+    bench.say(f"wall: load average after {os.getloadavg()[0]:.2f}")
+
+
 def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, flags: str,
          corpus: str, tuning: str, training: str) -> str:
     """Step 3b: the static table copied to WORK/tuning-static, then `tune pick` on
@@ -140,8 +170,11 @@ def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, f
             suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
             line += " > " + shlex.quote(training + suffix)
         steps.append(line + (" > /dev/null" if name != "compress" else ""))
+    # a recipe without configure takes its flags on make's line, as bench.build gives them
+    extra = "" if recipe["configure"] else " " + " ".join(
+        shlex.quote(f"{var}={flags}") for var in ("CFLAGS", "MOREFLAGS"))
     build = (f'make clean > /dev/null && make -j{os.cpu_count() or 2} '
-             f'CC="{bench.LAUNCH} --tuning=$MLGO_TUNING -- clang-22" > /dev/null')
+             f'CC="{bench.LAUNCH} --tuning=$MLGO_TUNING -- clang-22"{extra} > /dev/null')
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "pick",
                         f"--tuning={tuning}", f"--corpus={corpus}", f"--directory={where}",
@@ -175,6 +208,11 @@ def main() -> int:
                    help="--pick: seconds each build and workload run may take")
     p.add_argument("--regalloc-score", default="llvm", choices=["llvm", "instructions"],
                    help="regalloc: the score tune's search lowers (docs/regalloc.md)")
+    p.add_argument("--wall", type=int, metavar="PAIRS",
+                   help="only the wall times of the builds an earlier run left in --work: "
+                   "PGO against each tuned build on the held-back input, PAIRS alternating "
+                   "pairs pinned to --cpu (run it on a quiet machine)")
+    p.add_argument("--cpu", type=int, default=1, help="--wall: the CPU the runs are pinned to")
     a = p.parse_args()
     if a.regalloc_score != "llvm" and a.problem != "regalloc":
         p.error("--regalloc-score needs --problem regalloc")
@@ -188,6 +226,15 @@ def main() -> int:
     work = os.path.join(a.work, f"{a.package}-{a.problem}")
     logs = os.path.join(work, "logs")
     os.makedirs(logs, exist_ok=True)
+    if a.wall:
+        builds = {side: os.path.join(work, side)
+                  for side in ["plain", "pgo", "pgo+tuned", "pgo+picked"]
+                  if os.path.isdir(os.path.join(work, side))}
+        if not {"plain", "pgo"} <= set(builds) or len(builds) < 3:
+            p.error(f"--wall needs the builds of an earlier run in {work}")
+        wall(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")),
+             a.wall, a.cpu)
+        return 0
     tree = bench.fetch(a.package, a.work)
     training = tar_of(tree, os.path.join(work, "training.tar"))
     t0 = time.perf_counter()
