@@ -1,15 +1,12 @@
-//===- env/compiler_session.cc - a compiler process behind a fifo pair ------===//
+//===- env/compiler_session.cc - a compiler process behind fifo pairs ------===//
 #include "mlgo/env/compiler_session.h"
 
 #include "compile_util.h"
-#include "request_stream.h"
 #include "mlgo/env/run_compile.h"
-#include "mlgo/protocol/stream_reader.h"
-#include "mlgo/support/fifo_channel.h"
-
-#include <unistd.h>
+#include "session_channel.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,16 +22,13 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-constexpr size_t kReadChunk = 64 << 10;
 /// How long a compiler whose stream broke may take to finish dying.
 constexpr auto kExitGrace = std::chrono::milliseconds(250);
 
 class ProcessSession final : public CompilerSession {
 public:
   ProcessSession(support::TempDir dir, CompileCommand command, const SessionLimits& limits)
-      : dir_(std::move(dir)), command_(std::move(command)), limits_(limits),
-        channel_(command_.channelBase.string()),
-        requests_(programName(command_), limits.maxObservations) {}
+      : dir_(std::move(dir)), command_(std::move(command)), limits_(limits) {}
 
   ~ProcessSession() override { abort(); }
 
@@ -42,13 +36,18 @@ public:
 
   Result<SessionEvent> next(Observation& observation) override;
   Result<std::optional<SessionEvent>> tryNext(Observation& observation) override;
-  int streamFd() const override { return failed_ || finished_ ? -1 : channel_.outFd(); }
+  int streamFd() const override {
+    return failed_ || finished_ || channels_.size() != 1 ? -1 : channels_[0].outFd();
+  }
   Status answer(std::span<const std::byte> advice) override;
   Result<CompileReport> finish() override;
   void abort() override;
 
-  const protocol::LogHeader* header() const override { return requests_.header(); }
-  uint64_t observations() const override { return requests_.observations(); }
+  const protocol::LogHeader* header() const override { return channelHeader(0); }
+  const protocol::LogHeader* channelHeader(size_t channel) const override {
+    return channel < channels_.size() ? channels_[channel].requests().header() : nullptr;
+  }
+  uint64_t observations() const override { return channels_.observations(); }
   pid_t pid() const override { return process_ ? process_->pid() : -1; }
   std::optional<support::ExitStatus> exitStatus() const override {
     return process_ ? process_->exitStatus() : std::nullopt;
@@ -58,8 +57,12 @@ public:
 private:
   /// next() (`wait`) and tryNext() (not): nullopt only without `wait`.
   Result<std::optional<SessionEvent>> pull(Observation& observation, bool wait);
+  /// One look at the channels without waiting (tryNext()).
+  Status readNow();
   Status waitForStream(support::Clock::time_point since);
-  Status readStream(bool exited);
+  Error timedOut() const;
+  /// finish()'s wait for the compiler's exit (no charge, no failing).
+  Status awaitExit(support::Clock::time_point since);
   /// Kills the compiler and makes the session failed with `error`. With
   /// `awaitExit` (a broken or ended stream), first gives a dying compiler a
   /// moment to exit, so its exit status can explain the failure.
@@ -75,32 +78,27 @@ private:
   support::TempDir dir_;
   CompileCommand command_;
   SessionLimits limits_;
-  support::FifoChannel channel_;
+  detail::SessionChannels channels_;
   std::unique_ptr<support::Subprocess> process_;
-  detail::RequestStream requests_;
-  std::FILE* record_ = nullptr;
   support::Clock::time_point started_;
   nanoseconds compilerTime_{0};
   /// Since the last answer, while no request has come back (charged when one
   /// does, by whichever of next() and tryNext() returns it).
   std::optional<support::Clock::time_point> waitingSince_;
-  uint64_t bytesReceived_ = 0;
-  bool streamEnded_ = false;
   bool ended_ = false;
   bool finished_ = false;
   std::optional<Error> failed_;
 };
 
 Status ProcessSession::start() {
-  if (!command_.channelBase.empty()) {
-    MLGO_TRY(support::FifoChannel::makeFifos(command_.channelBase.string()));
-    MLGO_TRY(channel_.open());
-  }
-  if (!limits_.recordStreamTo.empty()) {
-    record_ = std::fopen(limits_.recordStreamTo.c_str(), "wbe");
-    if (record_ == nullptr)
+  MLGO_TRY(channels_.open(command_, limits_, programName(command_)));
+  if (channels_.empty() && !limits_.recordStreamTo.empty()) {
+    // A plain compile records nothing, into an empty file.
+    std::FILE* record = std::fopen(limits_.recordStreamTo.c_str(), "wbe");
+    if (record == nullptr)
       return makeError(ErrorCode::kIo, "cannot write {}: {}", limits_.recordStreamTo.string(),
                        std::strerror(errno));
+    std::fclose(record);
   }
   started_ = support::Clock::now();
   if (limits_.scope == nullptr)
@@ -128,7 +126,7 @@ Error ProcessSession::fail(Error error, bool awaitExit) {
   if (process_ && process_->tryReap() && !process_->exitStatus()->success() &&
       error.code() != ErrorCode::kTimeout) {
     error = makeError(ErrorCode::kCompiler, "{} {} after {} observations{}", programName(command_),
-                      process_->exitStatus()->describe(), requests_.observations(),
+                      process_->exitStatus()->describe(), channels_.observations(),
                       outputExcerpt(process_->outputText()));
   }
   abort();
@@ -136,74 +134,60 @@ Error ProcessSession::fail(Error error, bool awaitExit) {
   return error;
 }
 
-Status ProcessSession::readStream(bool exited) {
-  for (;;) {
-    auto buffer = requests_.reader().prepare(kReadChunk);
-    ssize_t n = ::read(channel_.outFd(), buffer.data(), buffer.size());
-    if (n > 0) {
-      bytesReceived_ += static_cast<uint64_t>(n);
-      requests_.reader().commit(static_cast<size_t>(n));
-      if (record_ != nullptr)
-        std::fwrite(buffer.data(), 1, static_cast<size_t>(n), record_);
-      if (!exited)
-        return Status::success();
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    // End of stream: 0 bytes (all writers gone), or nothing buffered from
-    // a compiler that has exited (it may never have opened B.out).
-    if (n == 0 || (exited && (errno == EAGAIN || errno == EWOULDBLOCK))) {
-      streamEnded_ = true;
-      if (bytesReceived_ > 0)
-        requests_.reader().finish();
-      return Status::success();
-    }
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      return Status::success();
-    return makeError(ErrorCode::kIo, "cannot read {}.out: {}", command_.channelBase.string(),
-                     std::strerror(errno));
-  }
+Status ProcessSession::readNow() {
+  // One channel: one read, as ever (a poll first would cost a system call).
+  if (channels_.size() == 1)
+    return channels_[0].read(/*exited=*/false);
+  if (process_->reaped())
+    return channels_.readReady(~0u, /*exited=*/true);
+  return channels_.readNow();
 }
 
 Status ProcessSession::waitForStream(support::Clock::time_point since) {
   support::Deadline limit = deadline(since);
+  size_t n = channels_.size();
   for (;;) {
     if (process_->reaped())
-      return readStream(/*exited=*/true);
-    int fds[3] = {channel_.outFd(), process_->outputFd(), process_->exitFd()};
+      return channels_.readReady(~0u, /*exited=*/true);
+    // Bit i < n: channel i's B.out; bit n: the compiler's output; n + 1: its exit.
+    std::array<int, kMaxExtraChannels + 3> fds;
+    channels_.pollFds(fds);
+    fds[n] = process_->outputFd();
+    fds[n + 1] = process_->exitFd();
     support::Deadline until = limit;
     if (process_->exitFd() < 0)
       until = std::min(limit, support::Clock::now() + milliseconds(5));
     if (limits_.interrupt != nullptr)
       until = limits_.interrupt->slice(until);
-    auto ready = support::waitReadable(fds, until);
+    auto ready = support::waitReadable(std::span(fds.data(), n + 2), until);
     if (!ready.ok())
       return ready.error();
-    if (*ready & 2u)
+    if (*ready & (1u << n))
       process_->drainOutput();
-    if (*ready & 1u)
-      return readStream(/*exited=*/false);
-    if ((*ready & 4u) || process_->exitFd() < 0)
+    if (unsigned streams = *ready & ((1u << n) - 1); streams != 0)
+      return channels_.readReady(streams, /*exited=*/false);
+    if ((*ready & (2u << n)) || process_->exitFd() < 0)
       process_->tryReap();
     if (*ready == 0 && interrupted())
       return makeError(ErrorCode::kInterrupted,
                        "{} interrupted while waiting for its next request (after {} "
                        "observations); killed",
-                       programName(command_), requests_.observations());
-    if (*ready == 0 && support::Clock::now() >= limit) {
-      if (bytesReceived_ == 0)
-        return makeError(ErrorCode::kTimeout,
-                         "{} did not open its channel within the compile timeout of {} ms "
-                         "(stopped or stuck); killed",
-                         programName(command_), limits_.compileTimeout.count());
-      return makeError(ErrorCode::kTimeout,
-                       "{} did not answer within the compile timeout of {} ms (after {} "
-                       "observations; stopped or stuck); killed",
-                       programName(command_), limits_.compileTimeout.count(),
-                       requests_.observations());
-    }
+                       programName(command_), channels_.observations());
+    if (*ready == 0 && support::Clock::now() >= limit)
+      return timedOut();
   }
+}
+
+Error ProcessSession::timedOut() const {
+  if (channels_.bytesReceived() == 0)
+    return makeError(ErrorCode::kTimeout,
+                     "{} did not open its channel within the compile timeout of {} ms "
+                     "(stopped or stuck); killed",
+                     programName(command_), limits_.compileTimeout.count());
+  return makeError(ErrorCode::kTimeout,
+                   "{} did not answer within the compile timeout of {} ms (after {} "
+                   "observations; stopped or stuck); killed",
+                   programName(command_), limits_.compileTimeout.count(), channels_.observations());
 }
 
 Result<SessionEvent> ProcessSession::next(Observation& observation) {
@@ -220,36 +204,37 @@ Result<std::optional<SessionEvent>> ProcessSession::tryNext(Observation& observa
 Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observation, bool wait) {
   if (failed_)
     return *failed_;
-  MLGO_TRY(requests_.expectNext());
+  for (size_t i = 0; i < channels_.size(); ++i)
+    MLGO_TRY(channels_[i].requests().expectNext());
   if (ended_)
     return std::optional(SessionEvent::kEnd);
   auto since = waitingSince_.value_or(support::Clock::now());
   waitingSince_.reset();
-  if (command_.channelBase.empty()) {
+  if (channels_.empty()) {
     ended_ = true;
     return std::optional(SessionEvent::kEnd);
   }
   for (;;) {
-    auto next = requests_.advance(observation);
-    if (next.ok() && *next == detail::RequestStream::Next::kNeedMore && !streamEnded_) {
-      uint64_t before = bytesReceived_;
-      // Not waiting: one read, then parse; a read that would return EAGAIN
+    auto found = channels_.advanceAll(observation);
+    if (found.ok() && !*found && !channels_.allDone()) {
+      uint64_t before = channels_.progress();
+      // Not waiting: one look, then parse; a read that would return EAGAIN
       // after a complete request is a system call per step for nothing.
-      auto st = wait ? waitForStream(since) : readStream(/*exited=*/false);
-      if (st.ok() && !wait && bytesReceived_ == before && !streamEnded_) {
+      auto st = wait ? waitForStream(since) : readNow();
+      if (st.ok() && !wait && channels_.progress() == before) {
         waitingSince_ = since; // Still waiting; charged when the request comes.
         return std::optional<SessionEvent>();
       }
       if (st.ok())
         continue;
-      next = st.error();
+      found = st.error();
     }
     chargeWait(since);
-    if (!next.ok())
-      return fail(next.error(), /*awaitExit=*/requests_.malformed());
-    if (*next == detail::RequestStream::Next::kObservation)
+    if (!found.ok())
+      return fail(found.error(), /*awaitExit=*/channels_.anyMalformed());
+    if (*found)
       return std::optional(SessionEvent::kObservation);
-    // The end, or a stream that ended without a record: the channel was never used.
+    // Every channel ended (or, never opened, ended with the compiler).
     ended_ = true;
     return std::optional(SessionEvent::kEnd);
   }
@@ -258,13 +243,40 @@ Result<std::optional<SessionEvent>> ProcessSession::pull(Observation& observatio
 Status ProcessSession::answer(std::span<const std::byte> advice) {
   if (failed_)
     return *failed_;
-  if (auto st = requests_.checkAnswer(advice); !st.ok())
+  if (channels_.empty())
+    return makeError(ErrorCode::kInvalidArgument, "there is no decision request to answer");
+  size_t pending = channels_.pending().value_or(0);
+  detail::SessionChannel& channel = channels_[pending];
+  if (auto st = channel.requests().checkAnswer(advice); !st.ok())
     return st.error().code() == ErrorCode::kCompiler ? Status(fail(st.error())) : st;
-  auto st = channel_.write(advice);
+  if (channels_.size() > 1) {
+    if (auto st = channels_.checkOthersQuiet(pending); !st.ok())
+      return fail(st.error(), /*awaitExit=*/channels_.anyMalformed());
+  }
+  auto st = channel.write(advice);
   if (!st.ok())
     return fail(st.error());
-  requests_.answered();
+  channel.requests().answered();
   waitingSince_ = support::Clock::now();
+  return Status::success();
+}
+
+Status ProcessSession::awaitExit(support::Clock::time_point since) {
+  Status st = Status::success();
+  for (;;) {
+    support::Deadline limit = deadline(since);
+    st = process_->waitUntil(limits_.interrupt ? limits_.interrupt->slice(limit) : limit);
+    if (st.ok() || st.error().code() != ErrorCode::kTimeout || support::Clock::now() >= limit)
+      break;
+    if (interrupted())
+      return makeError(ErrorCode::kInterrupted,
+                       "{} interrupted while waiting for it to finish; killed",
+                       programName(command_));
+  }
+  if (!st.ok())
+    return makeError(ErrorCode::kTimeout,
+                     "{} did not finish within the compile timeout of {} ms; killed",
+                     programName(command_), limits_.compileTimeout.count());
   return Status::success();
 }
 
@@ -274,24 +286,10 @@ Result<CompileReport> ProcessSession::finish() {
   if (!ended_ || finished_)
     return makeError(ErrorCode::kInternal, "finish() needs a session whose stream has ended");
   auto since = support::Clock::now();
-  Status st = Status::success();
-  for (;;) {
-    support::Deadline limit = deadline(since);
-    st = process_->waitUntil(limits_.interrupt ? limits_.interrupt->slice(limit) : limit);
-    if (st.ok() || st.error().code() != ErrorCode::kTimeout || support::Clock::now() >= limit)
-      break;
-    if (interrupted()) {
-      chargeWait(since);
-      return fail(makeError(ErrorCode::kInterrupted,
-                            "{} interrupted while waiting for it to finish; killed",
-                            programName(command_)));
-    }
-  }
+  Status exited = awaitExit(since);
   chargeWait(since);
-  if (!st.ok())
-    return fail(makeError(ErrorCode::kTimeout,
-                          "{} did not finish within the compile timeout of {} ms; killed",
-                          programName(command_), limits_.compileTimeout.count()));
+  if (!exited.ok())
+    return fail(exited.error());
   CompileReport report;
   report.exit = *process_->exitStatus();
   report.output = process_->outputText();
@@ -299,28 +297,18 @@ Result<CompileReport> ProcessSession::finish() {
   if (!exitStatus.ok())
     return fail(exitStatus.error());
   finished_ = true;
-  report.observations = requests_.observations();
-  report.contexts = requests_.contexts();
-  report.channelOpened = requests_.channelOpened();
+  channels_.fillReport(report);
   report.wallTime = support::Clock::now() - started_;
   report.compilerTime = compilerTime_;
   report.compilerCpu = cpuTime(process_->usage());
-  channel_.close();
-  if (record_ != nullptr) {
-    std::fclose(record_);
-    record_ = nullptr;
-  }
+  channels_.close();
   return report;
 }
 
 void ProcessSession::abort() {
   if (process_)
     process_->kill();
-  channel_.close();
-  if (record_ != nullptr) {
-    std::fclose(record_);
-    record_ = nullptr;
-  }
+  channels_.close();
 }
 
 } // namespace

@@ -26,7 +26,8 @@ Result<RequestStream::Next> RequestStream::advance(Observation& observation) {
       return makeError(ErrorCode::kCompiler,
                        "{} sent an outcome record, which interactive mode never does", program_);
     case protocol::EventKind::kObservation:
-      if (++observations_ > maxObservations_)
+      ++observations_;
+      if ((sharedCount_ != nullptr ? ++*sharedCount_ : observations_) > maxObservations_)
         return makeError(ErrorCode::kCompiler,
                          "{} made more than {} decision requests (the observation cap); killed",
                          program_, maxObservations_);

@@ -27,8 +27,13 @@ namespace mlgo::env::detail {
 class RequestStream {
 public:
   /// `program` names the compiler in messages; `maxObservations` is the cap.
-  RequestStream(std::string program, uint64_t maxObservations)
-      : program_(std::move(program)), maxObservations_(maxObservations) {}
+  /// With `sharedCount` (a counter the owner keeps for several streams of one
+  /// compile, and which must outlive this one), the cap applies to that
+  /// counter, which every request of this stream increments; observations()
+  /// still counts this stream's own.
+  RequestStream(std::string program, uint64_t maxObservations, uint64_t* sharedCount = nullptr)
+      : program_(std::move(program)), maxObservations_(maxObservations),
+        sharedCount_(sharedCount) {}
 
   /// Where the session feeds the bytes the compiler wrote (and finish()es at EOF).
   protocol::StreamReader& reader() { return reader_; }
@@ -55,6 +60,8 @@ public:
   Status checkAnswer(std::span<const std::byte> advice) const;
   /// The pending request was answered.
   void answered() { pending_ = false; }
+  /// Whether a request awaits its answer.
+  bool pending() const { return pending_; }
 
   const protocol::LogHeader* header() const {
     return reader_.hasHeader() ? &reader_.header() : nullptr;
@@ -67,6 +74,7 @@ public:
 private:
   std::string program_;
   uint64_t maxObservations_;
+  uint64_t* sharedCount_;
   protocol::StreamReader reader_;
   uint64_t observations_ = 0;
   bool pending_ = false;

@@ -3,15 +3,23 @@
 /// \file
 /// A test program that speaks clang's side of the interactive protocol from
 /// a recorded stream, and misbehaves on request. It accepts a clang-like
-/// command line and uses only: the `...-interactive-channel-base=B` option,
-/// `-o OUT`, `-opt-record-file F`, and the input after `-x ir`, which is a
-/// script (so a corpus module's .bc can be a script):
+/// command line and uses only: the `...-interactive-channel-base=B` options
+/// (channel i = the i-th in argv order), `-o OUT`, `-opt-record-file F`, and
+/// the input after `-x ir`, which is a script (so a corpus module's .bc can be
+/// a script):
 ///
 ///   mlgo-fake-compiler
-///   stream <file>       replay this recorded stream (header and records)
+///   stream <file>       replay this recorded stream (header and records) on
+///                       the last channel named
+///   streams <f0> <f1>.. instead: one recorded stream per channel (`-`: never
+///                       open that channel); all are opened first, in order
+///   order <c> <c> ...   with `streams`: the channel of each question in turn;
+///                       a channel's records up to its next question go out
+///                       when its turn comes, the rest of each stream at the end
 ///   object <file>       copy to OUT at the end
 ///   remarks <file>      copy to F at the end
 ///   answers <file>      append each answer as a line "<context> <id> <value>"
+///                       ("<channel> <context> <id> <value>" with `streams`)
 ///   fault <kind> [N]    misbehave when observation N+1 has been sent, before
 ///                       reading its answer (or at the end if there are fewer):
 ///                         crash      raise SIGSEGV
@@ -21,6 +29,9 @@
 ///                         spam       repeat the last observation forever
 ///                         never-open never touch the fifos (N ignored)
 ///                         never-open-hang   never touch the fifos, sleep forever
+///                         double     (`streams`) also send the next turn's
+///                                    question before reading this answer
+///                         double-late  the same, 150 ms after this question
 ///   exit <code>         exit code at the end (default 0)
 ///
 /// Relative paths are relative to the script's directory. Anything it does
@@ -48,6 +59,8 @@ namespace fs = std::filesystem;
 
 struct Script {
   fs::path stream, object, remarks, answers;
+  std::vector<fs::path> streams; ///< Empty path: a channel never opened.
+  std::vector<size_t> order;
   std::string fault = "none";
   uint64_t faultAfter = 0;
   int exitCode = 0;
@@ -89,6 +102,12 @@ Script parseScript(const fs::path& path) {
       script.remarks = resolve(value);
     else if (key == "answers")
       script.answers = resolve(value);
+    else if (key == "streams")
+      for (std::string name = value; !name.empty(); name.clear(), words >> name)
+        script.streams.push_back(name == "-" ? fs::path() : resolve(name));
+    else if (key == "order")
+      for (std::string c = value; !c.empty(); c.clear(), words >> c)
+        script.order.push_back(std::stoul(c));
     else if (key == "exit")
       script.exitCode = std::stoi(value);
     else if (key == "fault") {
@@ -147,15 +166,21 @@ void misbehave(const std::string& fault, int out) {
   }
 }
 
+/// Opens channel `base` as clang does: B.in for reading, then B.out for writing.
+void openChannel(const std::string& base, int& in, int& out) {
+  in = ::open((base + ".in").c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    die("Cannot open inbound file " + base + ".in");
+  out = ::open((base + ".out").c_str(), O_WRONLY | O_CLOEXEC);
+  if (out < 0)
+    die("Cannot open outbound file " + base + ".out");
+}
+
 /// Replays the stream; returns after the last record.
 void replay(const Script& script, const std::string& base) {
   std::string recorded = readAll(script.stream);
-  int in = ::open((base + ".in").c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    die("Cannot open inbound file " + base + ".in");
-  int out = ::open((base + ".out").c_str(), O_WRONLY | O_CLOEXEC);
-  if (out < 0)
-    die("Cannot open outbound file " + base + ".out");
+  int in = -1, out = -1;
+  openChannel(base, in, out);
   std::FILE* answers = script.answers.empty() ? nullptr : std::fopen(script.answers.c_str(), "a");
 
   mlgo::protocol::StreamReader reader;
@@ -209,15 +234,103 @@ void replay(const Script& script, const std::string& base) {
   ::close(in);
 }
 
+/// One channel of a `streams` replay.
+struct Player {
+  std::string recorded;
+  mlgo::protocol::StreamReader reader;
+  int in = -1, out = -1;
+  std::vector<std::byte> advice;
+};
+
+/// Writes `player`'s records up to and including its next question (in
+/// `event`); false when none is left (then everything left is written).
+bool playToQuestion(Player& player, mlgo::protocol::LogEvent& event) {
+  for (;;) {
+    auto status = player.reader.next(event);
+    if (!status.ok())
+      die("bad recorded stream: " + status.error().message());
+    if (*status != mlgo::protocol::ReadStatus::kEvent)
+      return false;
+    std::string_view record(player.recorded.data() + event.offset,
+                            player.reader.offset() - event.offset);
+    writeAll(player.out, record.data(), record.size());
+    if (event.kind == mlgo::protocol::EventKind::kHeader)
+      player.advice.resize(player.reader.header().advice ? player.reader.header().advice->byteSize()
+                                                         : 0);
+    if (event.kind == mlgo::protocol::EventKind::kObservation)
+      return true;
+  }
+}
+
+Player& playerOf(std::vector<Player>& players, size_t channel) {
+  if (channel >= players.size() || players[channel].out < 0)
+    die("the order names channel " + std::to_string(channel) + ", which has no stream");
+  return players[channel];
+}
+
+/// Plays the `streams` in the script's `order`.
+void replayChannels(const Script& script, const std::vector<std::string>& bases) {
+  if (script.streams.size() > bases.size())
+    die("the script has more streams than the command has channels");
+  std::vector<Player> players(script.streams.size());
+  for (size_t i = 0; i < players.size(); ++i) {
+    if (script.streams[i].empty())
+      continue;
+    players[i].recorded = readAll(script.streams[i]);
+    players[i].reader.feed(players[i].recorded);
+    players[i].reader.finish();
+    openChannel(bases[i], players[i].in, players[i].out);
+  }
+  std::FILE* answers = script.answers.empty() ? nullptr : std::fopen(script.answers.c_str(), "a");
+  mlgo::protocol::LogEvent event;
+  bool triggered = false;
+  for (size_t step = 0; step < script.order.size(); ++step) {
+    Player& player = playerOf(players, script.order[step]);
+    if (!playToQuestion(player, event))
+      die("channel " + std::to_string(script.order[step]) + " has no question left");
+    if (!triggered && script.fault != "none" && step == script.faultAfter) {
+      triggered = true;
+      mlgo::protocol::LogEvent second;
+      bool late = script.fault == "double-late";
+      if (late)
+        ::usleep(150'000);
+      if ((late || script.fault == "double") && step + 1 < script.order.size())
+        playToQuestion(playerOf(players, script.order[step + 1]), second);
+      misbehave(script.fault, player.out);
+    }
+    readExactly(player.in, player.advice.data(), player.advice.size());
+    if (answers != nullptr) {
+      std::string value;
+      mlgo::protocol::appendElementText(value, player.reader.header().advice->type(),
+                                        player.advice.data(), 0);
+      std::fprintf(answers, "%zu %s %lld %s\n", script.order[step], player.reader.context().c_str(),
+                   static_cast<long long>(event.id), value.c_str());
+      std::fflush(answers);
+    }
+  }
+  for (Player& player : players)
+    if (player.out >= 0 && playToQuestion(player, event))
+      die("a stream has more questions than the order names");
+  if (!triggered && script.fault != "none")
+    misbehave(script.fault, players.empty() ? -1 : players[0].out);
+  if (answers != nullptr)
+    std::fclose(answers);
+  for (Player& player : players)
+    for (int fd : {player.out, player.in})
+      if (fd >= 0)
+        ::close(fd);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-  std::string base, output, remarks, input;
+  std::vector<std::string> bases;
+  std::string output, remarks, input;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto pos = arg.find("-interactive-channel-base=");
     if (pos != std::string::npos)
-      base = arg.substr(pos + std::strlen("-interactive-channel-base="));
+      bases.push_back(arg.substr(pos + std::strlen("-interactive-channel-base=")));
     else if (arg == "-o" && i + 1 < argc)
       output = argv[++i];
     else if (arg == "-opt-record-file" && i + 1 < argc)
@@ -233,8 +346,10 @@ int main(int argc, char** argv) {
   if (script.fault == "never-open-hang")
     for (;;)
       ::pause();
-  if (script.fault != "never-open" && !script.stream.empty() && !base.empty())
-    replay(script, base);
+  if (script.fault != "never-open" && !script.streams.empty())
+    replayChannels(script, bases);
+  else if (script.fault != "never-open" && !script.stream.empty() && !bases.empty())
+    replay(script, bases.back());
   copyFile(script.object, output);
   copyFile(script.remarks, remarks);
   return script.exitCode;

@@ -132,6 +132,9 @@ Result<ProblemProbe> FakeDriver::probe(support::CleanupScope&, const fs::path&, 
 Result<std::unique_ptr<CompilerSession>> FakeDriver::startSession(support::TempDir dir,
                                                                   CompileCommand command,
                                                                   const SessionLimits& limits) {
+  if (!command.extraChannels.empty())
+    return makeError(ErrorCode::kUnsupported, "the fake compiler driver plays one channel, not {}",
+                     command.extraChannels.size() + 1);
   FakeModule module = moduleFor(command);
   {
     std::lock_guard lock(state_->mutex);

@@ -16,6 +16,9 @@
 /// answers); a `faultAfter` at or past the stream's observation count
 /// means at the end of the stream.
 ///
+/// A session plays one channel: a command with extra channels
+/// (CompileCommand::extraChannels) is refused (kUnsupported).
+///
 /// Modules are told apart by their bitcode path in the command's argv
 /// (`.../<module name>.bc`); a module with no entry plays `fallback`. An
 /// optimisation compile (argv has `-emit-llvm-bc`) writes the text `fake

@@ -220,6 +220,7 @@ Result<CompileReport> FakeSession::finish() {
   report.observations = requests_.observations();
   report.contexts = requests_.contexts();
   report.channelOpened = requests_.channelOpened();
+  report.channels = {{requests_.channelOpened(), requests_.observations(), requests_.contexts()}};
   report.wallTime = Clock::now() - started_;
   report.compilerTime = waited_;
   return report;

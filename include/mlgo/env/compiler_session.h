@@ -35,6 +35,24 @@
 /// error, or a compiler that dies kills the compiler's process group, reaps
 /// it, and makes the session failed: every later call returns the same error.
 ///
+/// Several channels (CompileCommand::extraChannels; clang's eviction and
+/// priority channels in one compile): the session makes and opens every pair
+/// as above before the spawn and waits on all B.out at once. The compiler
+/// may open all, some or none of them, whenever it gets to them; it asks on
+/// one channel at a time and waits for that answer, so at most one request
+/// is pending across the channels. next() returns the requests in the order
+/// they arrive, each naming its channel (Observation::channel); answer()
+/// answers on the pending request's channel. A request on a second channel
+/// while one is pending is a protocol error (kCompiler) naming both
+/// channels: next() fails with it when both arrive in one wait, and answer()
+/// first reads the other channels (without waiting) and fails with it,
+/// writing no answer, when one of them holds a request. kEnd comes once
+/// every channel has ended: its B.out reached EOF, or the compiler exited
+/// without opening it. Deadlines, the observation cap (counting every
+/// channel's requests) and failures are the session's, as for one channel.
+/// With one channel (extraChannels empty) none of this changes what the
+/// session does.
+///
 /// Thread safety: none; a session is used by one thread at a time. Destroying
 /// a session kills and reaps the compiler and removes its directory.
 ///
@@ -65,8 +83,12 @@ struct CompileCommand {
   /// Program and arguments (argv[0] = the compiler).
   std::vector<std::string> argv;
   /// Fifo base `B` named in argv (the session creates B.in and B.out); empty
-  /// for a plain, non-interactive compile.
+  /// for a plain, non-interactive compile. Channel 0.
   std::filesystem::path channelBase;
+  /// Further fifo bases named in argv, channels 1, 2, ... (e.g. the priority
+  /// channel beside the eviction channel in channelBase). Needs channelBase;
+  /// distinct paths; at most kMaxExtraChannels (kInvalidArgument otherwise).
+  std::vector<std::filesystem::path> extraChannels;
   /// The object file argv writes.
   std::filesystem::path objectPath;
   /// The remarks file argv writes, if any.
@@ -78,13 +100,18 @@ struct CompileCommand {
   bool inheritOutput = false;
 };
 
+/// Most extra channels one session serves (its waits poll at most 8
+/// descriptors: every channel's B.out, the compiler's output and its exit).
+inline constexpr size_t kMaxExtraChannels = 3;
+
 struct SessionLimits {
   /// Time the host may wait on the compiler in total (see file comment).
   std::chrono::milliseconds compileTimeout{std::chrono::minutes(10)};
   /// Most decision requests one compile may make.
   uint64_t maxObservations = 4'000'000;
   /// When set, every byte read from B.out is also appended to this file
-  /// (recording streams for tests and debugging).
+  /// (recording streams for tests and debugging); channel i > 0 records to
+  /// this path with ".<i>" appended.
   std::filesystem::path recordStreamTo;
   /// Where the compiler and its directory are registered (cleanup_scope.h);
   /// required, and must outlive the session.
@@ -116,6 +143,18 @@ struct Observation {
   std::span<const std::byte> data;
   /// One view per header feature.
   std::span<const std::span<const std::byte>> tensors;
+  /// The channel that asked: 0 = CompileCommand::channelBase, i = its
+  /// extraChannels[i - 1]. Always 0 for a one-channel session.
+  size_t channel = 0;
+};
+
+/// One channel's part of a compile.
+struct ChannelReport {
+  /// False when the compiler never opened this channel.
+  bool opened = false;
+  uint64_t observations = 0;
+  /// Context names on this channel, in order of first appearance.
+  std::vector<std::string> contexts;
 };
 
 /// How a compile went.
@@ -123,11 +162,15 @@ struct CompileReport {
   support::ExitStatus exit;
   /// The compiler's stdout and stderr (bounded; see OutputBuffer).
   std::string output;
+  /// Decision requests on all channels.
   uint64_t observations = 0;
-  /// Context names in order of first appearance.
+  /// Context names in order of first appearance (channel 0's, then names
+  /// only other channels gave, in channel order).
   std::vector<std::string> contexts;
-  /// False when the compiler never opened the fifos.
+  /// False when the compiler opened none of the channels.
   bool channelOpened = false;
+  /// Per channel, in channel order (empty for a plain compile).
+  std::vector<ChannelReport> channels;
   /// Spawn to reap.
   std::chrono::nanoseconds wallTime{0};
   /// Host time spent waiting on the compiler (excludes agent think time).
@@ -145,7 +188,8 @@ public:
   /// For hosts that wait on many compilers from one thread (the server's
   /// I/O threads): a descriptor that becomes readable (or hangs up) when the
   /// compiler sends more of its stream, after which tryNext() may return
-  /// more; -1 when the session offers none (next() is then the only way).
+  /// more; -1 when the session offers none (next() is then the only way),
+  /// as a session with several channels does.
   /// Owned by the session and valid until it fails, finishes or is
   /// destroyed: a poller registers a dup() of it, never the descriptor
   /// itself.
@@ -158,9 +202,11 @@ public:
   /// two returns it, but only next() enforces the deadline: a host that
   /// polls must hand a wait that runs long to next().
   virtual Result<std::optional<SessionEvent>> tryNext(Observation& observation);
-  /// Answers the pending observation with exactly the advice tensor's bytes.
-  /// kInvalidArgument (session unchanged) when there is no pending
-  /// observation or the size is not the advice spec's.
+  /// Answers the pending observation with exactly the advice tensor's bytes
+  /// of its channel's header. kInvalidArgument (session unchanged) when
+  /// there is no pending observation or the size is not the advice spec's;
+  /// with several channels, fails the session when another channel holds a
+  /// request (see the file comment).
   virtual Status answer(std::span<const std::byte> advice) = 0;
   /// After kEnd: waits for the compiler to exit. Fails (kCompiler) unless it
   /// exited with code 0 and wrote the object file; kTimeout past the budget.
@@ -169,9 +215,15 @@ public:
   virtual void abort() = 0;
 
   /// The header, once next() has returned (nullptr if the compiler never
-  /// opened the channel).
+  /// opened the channel). Channel 0's.
   virtual const protocol::LogHeader* header() const = 0;
-  /// Observations so far.
+  /// Channel `channel`'s header once the compiler has written it (nullptr
+  /// before, for a channel never opened, and for no such channel). Sessions
+  /// with one channel need not override it.
+  virtual const protocol::LogHeader* channelHeader(size_t channel) const {
+    return channel == 0 ? header() : nullptr;
+  }
+  /// Observations so far (all channels).
   virtual uint64_t observations() const = 0;
   /// The compiler's process id (for diagnostics and fault-injection tests).
   virtual pid_t pid() const = 0;
