@@ -35,13 +35,14 @@ Instrumentation level: Front-end
 
 def test_parse_sums_entry_and_block_counts_by_file_and_name():
     w = parse_profile_show(SHOW)
-    assert w.files == {"src/a.c": 1015, "b.c": 0} and w.functions == {"main": 1}
+    # a local function's file counts by its name (-main-file-name's, as main_file gives it)
+    assert w.files == {"a.c": 1015, "b.c": 0} and w.functions == {"main": 1}
     assert w.total == 1016 and w.ran() == 2
     # a module carries its main file's local functions and the external ones it showed
-    assert w.share(["main"], "src/a.c") == 1.0
+    assert w.share(["main"], "a.c") == 1.0
     assert w.share(["main"], "b.c") == pytest.approx(1 / 1016)
     assert w.share(["unknown"], None) == 0.0
-    assert split_name("_ZN1a1fEv") == (None, "_ZN1a1fEv") and split_name("x/y.c;f") == ("x/y.c", "f")
+    assert split_name("_ZN1a1fEv") == (None, "_ZN1a1fEv") and split_name("x/y.c;f") == ("y.c", "f")
 
 
 SOURCE = r"""
@@ -70,6 +71,28 @@ def test_a_real_profile_names_the_function_that_carries_the_workload(tmp_path):
     assert w.share(["rarely", "main"], None) < 0.01
     # a file that is no profile reads as none, never as weights
     assert read_profile_weights(str(src), tool) is None
+
+
+def test_an_ir_level_profile_s_local_functions_count_for_their_file(tmp_path):
+    # -fprofile-generate names a local function by the source as the command gave it
+    # (sub/w.c;work), the module's -main-file-name is w.c: the counts must still meet
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "w.c").write_text(SOURCE.replace("static int work",
+                                                         "__attribute__((noinline)) static int work"))
+    exe = tmp_path / "w"
+    subprocess.run(["clang-22", "-O1", "-fprofile-generate", "sub/w.c", "-o", str(exe)],
+                   check=True, cwd=tmp_path)
+    subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
+    tool = profdata_tool("clang-22")
+    assert tool is not None, "llvm-profdata of clang-22 not found"
+    data = tmp_path / "w.profdata"
+    subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
+    w = read_profile_weights(str(data), tool)
+    assert w is not None
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "w.o.cmd").write_bytes(b"-cc1\0-main-file-name\0w.c\0-O2")
+    assert w.share([], main_file(str(corpus), "w.o")) > 0.9, (w.files, w.functions)
 
 
 def test_corpus_profile_is_the_one_the_commands_read(tmp_path):

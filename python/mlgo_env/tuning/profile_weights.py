@@ -13,7 +13,9 @@ Front-end profiles count functions before inlining: most of a hot loop's counts 
 small static helpers inlined into it. So counts are attributed by where a function was
 defined, not by the machine functions the allocator sees: a function with local linkage
 is named in the profile with its translation unit's main file (``lz_encoder_mf.c:read64ne``;
-the ``-main-file-name`` of the module's cc1 command), so its counts go to the modules with
+the ``-main-file-name`` of the module's cc1 command; an IR-level profile names the source
+as the command gave it, ``src/liblzma/lz/lz_encoder_mf.c;read64ne``, and its file name is
+what counts), so its counts go to the modules with
 that main file (a libtool library's PIC and static objects both); a function the profile
 names plainly (external linkage) counts for the modules whose episodes showed it. A
 module's weight is the sum, as a share of the profile's total (a scheduling estimate, not
@@ -64,13 +66,15 @@ class ProfileWeights:
 
 
 def split_name(profile_name: str) -> tuple[str | None, str]:
-    """(main file, name) of a profile's function name: ``file.c:f`` (or ``file.c;f``) names
-    a local function of file.c's translation unit; a plain name an external one (mangled C++
-    names carry no ':' or ';')."""
+    """(main file, name) of a profile's function name: ``file.c:f`` (a front-end profile's)
+    or ``dir/file.c;f`` (an IR-level profile's, which names the source as the command gave
+    it) names a local function of file.c's translation unit, matched by the file's name
+    alone as ``-main-file-name`` gives it; a plain name an external one (mangled C++ names
+    carry no ':' or ';')."""
     for sep in (";", ":"):
         if sep in profile_name:
             file, name = profile_name.rsplit(sep, 1)
-            return file, name
+            return os.path.basename(file), name
     return None, profile_name
 
 
@@ -98,12 +102,12 @@ def parse_profile_show(text: str) -> ProfileWeights:
 
 
 def main_file(corpus: str, module: str) -> str | None:
-    """The ``-main-file-name`` of a corpus module's cc1 command (the name its local
-    functions carry in a profile), or None."""
+    """The file name of the ``-main-file-name`` of a corpus module's cc1 command (the name
+    its local functions carry in a profile, as :func:`split_name` gives it), or None."""
     args = module_args(corpus, module)
     for i, a in enumerate(args[:-1]):
         if a == "-main-file-name":
-            return args[i + 1]
+            return os.path.basename(args[i + 1])
     return None
 
 
