@@ -165,3 +165,20 @@ def test_the_scheduler_gives_the_workload_s_modules_the_budget_by_share():
     assert order.count("hot.o") == 20 and order.count("warm.o") == 2, order
     # without a profile: the old order (clang's score per episode), the cold module first
     assert takes(None, 6)[3:] == ["cold.o"] * 3
+
+
+def test_an_edited_module_is_weighed_by_the_functions_its_entry_episode_showed():
+    from mlgo_env import episodes as ep
+    from mlgo_env.tuning.carry import CarriedTuner
+    from mlgo_env.tuning.regalloc_tuner import RegallocTuner
+    # the module changed since it was tuned: its old entry plays once, the stream moved
+    t = CarriedTuner(RegallocTuner, "hot.o", [], {"entry": {"stream": "old"}})
+    t.settle(None, ep.EpisodeResult("hot.o", 0.0, 2.0, 2.0, 3, 0.1, 0.0, 0.1,
+                                    contexts=[{"name": "work", "policy_score": 2.0}]))
+    assert not t.carried and t.functions() == ["work"]
+    cold = Fake("cold.o", ["never"], 1e9)
+    cold.settle(None, None)
+    w = ProfileWeights({"work": 900, "never": 0}, {}, 1000)
+    sched = _Scheduler([cold, t], {"hot.o": 1, "cold.o": 2}, time.monotonic() + 3600, 1,
+                       lambda m: w.share(m.functions(), None))
+    assert sched.take() is t, "the workload's module goes before the cold one"

@@ -62,6 +62,8 @@ class CarriedTuner(ModuleTuner):
         #: the old entry's stream was found again: kept across the edit
         self.carried = False
         self._checked = False
+        #: the functions the entry's episode reported (its per-context scores' names)
+        self._seen: list[str] = []
 
     def _actions(self) -> list[int]:
         from .table import Entry
@@ -81,6 +83,7 @@ class CarriedTuner(ModuleTuner):
         self._checked = True
         self.episodes += 1
         self.default_score = result.default_score
+        self._seen = [str(c["name"]) for c in result.contexts or () if "name" in c]
         same = (isinstance(decider, EntryPlayer) and
                 len(decider.actions) == len(decider.recorded) and
                 decider.hash.hexdigest() == self.entry["stream"])
@@ -113,6 +116,15 @@ class CarriedTuner(ModuleTuner):
         if self.carried or not self._checked:
             return dict(self.old_search or {}, carried=self.carried)
         return dict(self._inner().state(), carried=False)
+
+    def functions(self) -> list[str]:
+        """The problem's tuner's functions once it has played, else those the entry's
+        episode reported; [] when the problem's decisions are not a function's own."""
+        if self.cls.functions is ModuleTuner.functions:
+            return []
+        if self.inner is not None and self.inner.episodes:
+            return self.inner.functions()
+        return list(self._seen)
 
     def has_decisions(self) -> bool:
         if self.inner is not None:
