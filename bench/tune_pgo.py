@@ -218,6 +218,8 @@ def main() -> int:
         p.error("--regalloc-score needs --problem regalloc")
     if a.pick and a.problem != "regalloc":
         p.error("--pick needs --problem regalloc")
+    if a.wall is not None and a.wall < 1:
+        p.error(f"--wall takes a number of pairs, at least 1, not {a.wall}")
     if a.package in bench.RESERVED:
         p.error(f"{a.package} is reserved for evaluation")
     recipe = bench.RECIPES.get(a.package)
@@ -225,8 +227,7 @@ def main() -> int:
         p.error(f"no make recipe with a workload for {a.package} (bench/tune.py's RECIPES)")
     work = os.path.join(a.work, f"{a.package}-{a.problem}")
     logs = os.path.join(work, "logs")
-    os.makedirs(logs, exist_ok=True)
-    if a.wall:
+    if a.wall is not None:
         builds = {side: os.path.join(work, side)
                   for side in ["plain", "pgo", "pgo+tuned", "pgo+picked"]
                   if os.path.isdir(os.path.join(work, side))}
@@ -235,6 +236,7 @@ def main() -> int:
         wall(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")),
              a.wall, a.cpu)
         return 0
+    os.makedirs(logs, exist_ok=True)
     tree = bench.fetch(a.package, a.work)
     training = tar_of(tree, os.path.join(work, "training.tar"))
     t0 = time.perf_counter()
