@@ -329,6 +329,13 @@ def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None
     say("\n".join(status.stdout.splitlines()[:4]))
 
 
+def compressed_suffix(program: str) -> str:
+    """What the workload's compressor `program` (a path) appends to its output: by the
+    program's own name (a build or work directory may name another compressor)."""
+    name = os.path.basename(program)
+    return ".xz" if "xz" in name else ".lz4" if "lz4" in name else ".gz"
+
+
 def workload_data(recipe: dict, tree: str, work: str, builds: dict[str, str]) -> str:
     """The workload's input (a tar of the source), and what decompression reads (made once,
     by the plain build)."""
@@ -340,8 +347,7 @@ def workload_data(recipe: dict, tree: str, work: str, builds: dict[str, str]) ->
         for name, template in recipe["workload"]:
             if name == "compress":
                 argv = [x.format(build=builds["plain"], data=data) for x in template]
-                suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
-                with open(data + suffix, "wb") as f:
+                with open(data + compressed_suffix(argv[0]), "wb") as f:
                     subprocess.run(argv, env=plain_env, stdout=f, check=True)
     return data
 

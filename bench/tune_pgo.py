@@ -83,8 +83,7 @@ def run_workload(recipe: dict, root: str, data: str, env: dict) -> None:
     suffix)."""
     for name, argv in inputs_for(recipe, root, data):
         if name == "compress":
-            suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
-            with open(data + suffix, "wb") as f:
+            with open(data + bench.compressed_suffix(argv[0]), "wb") as f:
                 subprocess.run(argv, env=env, stdout=f, check=True)
         else:
             subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
@@ -167,8 +166,7 @@ def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, f
     for name, argv in inputs_for(recipe, ".", training):
         line = '"$MLGO_RUN" ' + " ".join(shlex.quote(x) for x in argv)
         if name == "compress":
-            suffix = ".xz" if "xz" in argv[0] else ".lz4" if "lz4" in argv[0] else ".gz"
-            line += " > " + shlex.quote(training + suffix)
+            line += " > " + shlex.quote(training + bench.compressed_suffix(argv[0]))
         steps.append(line + (" > /dev/null" if name != "compress" else ""))
     # a recipe without configure takes its flags on make's line, as bench.build gives them
     extra = "" if recipe["configure"] else " " + " ".join(
