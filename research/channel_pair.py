@@ -70,6 +70,7 @@ class Channel:
     def close(self) -> None:
         for fd in self.fds.values():
             os.close(fd)
+        self.fds.clear()
 
     def drain(self) -> bool:
         """Reads what B.out holds without blocking; True when the writer has closed it
@@ -216,18 +217,19 @@ def compile_serving(source: str, answers: dict[str, Answer], clang: str = CLANG,
         channels = {name: Channel(name, os.path.join(tmp, name)) for name in answers}
         args = [clang, "-O2", "-c", source, "-o", os.path.join(tmp, "out.o"),
                 "-fno-crash-diagnostics"]
-        for name, ch in channels.items():
-            ch.open()
-            args += ["-mllvm", FLAGS[name][0], "-mllvm", FLAGS[name][1] + ch.base]
         with open(os.path.join(tmp, "stderr"), "w+") as err:
-            proc = subprocess.Popen([*wrap, "nice", "-n", "19"] + args, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err,
-                                    start_new_session=True)
-            try:
+            proc = None
+            try:  # the fifos' descriptors are closed whatever fails
+                for name, ch in channels.items():
+                    ch.open()
+                    args += ["-mllvm", FLAGS[name][0], "-mllvm", FLAGS[name][1] + ch.base]
+                proc = subprocess.Popen([*wrap, "nice", "-n", "19"] + args,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=err, start_new_session=True)
                 records, seen = _serve(proc, channels, answers, start + timeout)
                 returncode = proc.wait(max(1.0, start + timeout - time.monotonic()))
             finally:
-                if proc.poll() is None:
+                if proc is not None and proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
                 for ch in channels.values():

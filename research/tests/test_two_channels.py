@@ -92,3 +92,12 @@ def test_each_module_asks_a_priority_first():
     assert got["exit_0_with_object"] == 3
     assert got["first_question"] == {"priority": 3}
     assert got["distinct_first_questions"] == 3 and got["functions_evicting_first"] == []
+
+
+def test_a_compile_that_cannot_start_leaves_no_descriptors():
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(FileNotFoundError):
+        tc.compile_serving(SOURCE, {"evict": tc.evict_answer("self"),
+                                    "priority": tc.priority_answer("weight")},
+                           wrap=("/nonexistent/wrapper",))
+    assert len(os.listdir("/proc/self/fd")) == before
