@@ -182,3 +182,23 @@ def test_an_edited_module_is_weighed_by_the_functions_its_entry_episode_showed()
     sched = _Scheduler([cold, t], {"hot.o": 1, "cold.o": 2}, time.monotonic() + 3600, 1,
                        lambda m: w.share(m.functions(), None))
     assert sched.take() is t, "the workload's module goes before the cold one"
+
+
+def test_a_file_name_that_is_not_utf8_reads_and_meets_its_module(tmp_path):
+    src = os.path.join(os.fsencode(tmp_path), b"caf\xe9.c")
+    with open(src, "w") as f:
+        f.write(SOURCE)
+    exe = tmp_path / "w"
+    subprocess.run([b"clang-22", b"-O1", b"-fprofile-instr-generate", src, b"-o", exe],
+                   check=True)
+    subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
+    tool = profdata_tool("clang-22")
+    assert tool is not None, "llvm-profdata of clang-22 not found"
+    data = tmp_path / "w.profdata"
+    subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
+    w = read_profile_weights(str(data), tool)  # raises nothing
+    assert w is not None
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "w.o.cmd").write_bytes(b"-cc1\0-main-file-name\0caf\xe9.c\0-O2")
+    assert w.share([], main_file(str(corpus), "w.o")) > 0.9, (w.files, w.functions)

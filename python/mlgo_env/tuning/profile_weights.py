@@ -127,8 +127,9 @@ def read_profile_weights(path: str, tool: str | None) -> ProfileWeights | None:
     if tool is None:
         return None
     try:
+        # names decode as module_args decodes the commands (a file name need not be UTF-8)
         r = subprocess.run([tool, "show", "--all-functions", "--counts", path],
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, encoding="utf-8", errors="replace", timeout=600)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if r.returncode != 0:
