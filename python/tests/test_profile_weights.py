@@ -52,19 +52,33 @@ int main(int argc, char **argv) { (void)argv; return (work(100000 * argc) + rare
 """
 
 
-def test_a_real_profile_names_the_function_that_carries_the_workload(tmp_path):
-    src = tmp_path / "w.c"
-    src.write_text(SOURCE)
+def profile_of(tmp_path, source, flag: str, cwd=None):
+    """(the weights of `source`'s workload profiled with `flag`, llvm-profdata): compiled
+    (in `cwd`, as named), run, merged."""
     exe = tmp_path / "w"
-    subprocess.run(["clang-22", "-O1", "-fprofile-instr-generate", str(src), "-o", str(exe)],
-                   check=True)
+    subprocess.run(["clang-22", "-O1", flag, source, "-o", str(exe)], check=True, cwd=cwd)
     subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
     tool = profdata_tool("clang-22")
     assert tool is not None, "llvm-profdata of clang-22 not found"
     data = tmp_path / "w.profdata"
     subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
-    w = read_profile_weights(str(data), tool)
-    assert w is not None
+    weights = read_profile_weights(str(data), tool)  # raises nothing
+    assert weights is not None
+    return weights, tool
+
+
+def module_with_main_file(tmp_path, name: bytes) -> str:
+    """A corpus whose module w.o's command has -main-file-name `name`."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "w.o.cmd").write_bytes(b"-cc1\0-main-file-name\0" + name + b"\0-O2")
+    return main_file(str(corpus), "w.o")
+
+
+def test_a_real_profile_names_the_function_that_carries_the_workload(tmp_path):
+    src = tmp_path / "w.c"
+    src.write_text(SOURCE)
+    w, tool = profile_of(tmp_path, str(src), "-fprofile-instr-generate")
     # `work` is static: its counts (nearly all) go to its translation unit's main file
     assert list(w.files) == ["w.c"] and w.share([], "w.c") > 0.99, (w.files, w.functions)
     assert 0 < w.functions["rarely"] < w.files["w.c"]
@@ -79,20 +93,8 @@ def test_an_ir_level_profile_s_local_functions_count_for_their_file(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "w.c").write_text(SOURCE.replace("static int work",
                                                          "__attribute__((noinline)) static int work"))
-    exe = tmp_path / "w"
-    subprocess.run(["clang-22", "-O1", "-fprofile-generate", "sub/w.c", "-o", str(exe)],
-                   check=True, cwd=tmp_path)
-    subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
-    tool = profdata_tool("clang-22")
-    assert tool is not None, "llvm-profdata of clang-22 not found"
-    data = tmp_path / "w.profdata"
-    subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
-    w = read_profile_weights(str(data), tool)
-    assert w is not None
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "w.o.cmd").write_bytes(b"-cc1\0-main-file-name\0w.c\0-O2")
-    assert w.share([], main_file(str(corpus), "w.o")) > 0.9, (w.files, w.functions)
+    w, _ = profile_of(tmp_path, "sub/w.c", "-fprofile-generate", cwd=tmp_path)
+    assert w.share([], module_with_main_file(tmp_path, b"w.c")) > 0.9, (w.files, w.functions)
 
 
 def test_corpus_profile_is_the_one_the_commands_read(tmp_path):
@@ -188,17 +190,6 @@ def test_a_file_name_that_is_not_utf8_reads_and_meets_its_module(tmp_path):
     src = os.path.join(os.fsencode(tmp_path), b"caf\xe9.c")
     with open(src, "w") as f:
         f.write(SOURCE)
-    exe = tmp_path / "w"
-    subprocess.run([b"clang-22", b"-O1", b"-fprofile-instr-generate", src, b"-o", exe],
-                   check=True)
-    subprocess.run([str(exe)], env=dict(os.environ, LLVM_PROFILE_FILE=str(tmp_path / "w.raw")))
-    tool = profdata_tool("clang-22")
-    assert tool is not None, "llvm-profdata of clang-22 not found"
-    data = tmp_path / "w.profdata"
-    subprocess.run([tool, "merge", "-o", str(data), str(tmp_path / "w.raw")], check=True)
-    w = read_profile_weights(str(data), tool)  # raises nothing
-    assert w is not None
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "w.o.cmd").write_bytes(b"-cc1\0-main-file-name\0caf\xe9.c\0-O2")
-    assert w.share([], main_file(str(corpus), "w.o")) > 0.9, (w.files, w.functions)
+    w, _ = profile_of(tmp_path, os.fsdecode(src), "-fprofile-instr-generate")
+    assert w.share([], module_with_main_file(tmp_path, b"caf\xe9.c")) > 0.9, \
+        (w.files, w.functions)
