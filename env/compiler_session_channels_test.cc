@@ -68,6 +68,14 @@ protected:
     return session.ok() ? std::move(*session) : nullptr;
   }
 
+  /// Whether the fake compiler made `name` (in the fixtures) within 30 s.
+  bool madeByTheCompiler(const std::string& name) const {
+    auto until = support::Clock::now() + 30s;
+    while (!std::filesystem::exists(fixtures_.path() / name) && support::Clock::now() < until)
+      std::this_thread::sleep_for(2ms);
+    return std::filesystem::exists(fixtures_.path() / name);
+  }
+
   static std::vector<std::byte> advice(int64_t value) {
     std::vector<std::byte> bytes(8);
     std::memcpy(bytes.data(), &value, 8);
@@ -170,22 +178,23 @@ void expectTwoPending(CompilerSession& session, const Error& error) {
 TEST_F(TwoChannelSessionTest, TwoQuestionsArrivingTogetherAreAnError) {
   // After the second question (channel 0) the compiler also asks the third
   // (channel 1) before reading its answer; both are there when next() looks.
-  auto session = start({"streams zero.stream one.stream", "order 1 0 1 0 1 0", "fault double 1"});
+  auto session = start({"streams zero.stream one.stream", "order 1 0 1 0 1 0", "fault double 1",
+                        "sent sent.flag"});
   ASSERT_TRUE(session);
   Observation obs;
   ASSERT_EQ(*session->next(obs), SessionEvent::kObservation);
   ASSERT_TRUE(session->answer(advice(1)).ok());
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(madeByTheCompiler("sent.flag"));
   auto event = session->next(obs);
   ASSERT_FALSE(event.ok());
   expectTwoPending(*session, event.error());
 }
 
 TEST_F(TwoChannelSessionTest, AQuestionOnAnotherChannelBeforeTheAnswerIsAnError) {
-  // The third question comes 150 ms after the second: next() returns the
-  // second alone, and answer() finds the third.
-  auto session =
-      start({"streams zero.stream one.stream", "order 1 0 1 0 1 0", "fault double-late 1"});
+  // The third question comes once the second was read (the go file): next()
+  // returns the second alone, and answer() finds the third.
+  auto session = start({"streams zero.stream one.stream", "order 1 0 1 0 1 0",
+                        "fault double-late 1", "go go.flag", "sent sent.flag"});
   ASSERT_TRUE(session);
   Observation obs;
   ASSERT_EQ(*session->next(obs), SessionEvent::kObservation);
@@ -193,7 +202,8 @@ TEST_F(TwoChannelSessionTest, AQuestionOnAnotherChannelBeforeTheAnswerIsAnError)
   auto event = session->next(obs);
   ASSERT_TRUE(event.ok()) << event.error().message();
   EXPECT_EQ(obs.channel, 0u);
-  std::this_thread::sleep_for(400ms);
+  testing::writeFile(fixtures_.path() / "go.flag", "");
+  ASSERT_TRUE(madeByTheCompiler("sent.flag"));
   auto st = session->answer(advice(1));
   ASSERT_FALSE(st.ok());
   expectTwoPending(*session, st.error());

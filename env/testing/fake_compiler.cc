@@ -31,7 +31,12 @@
 ///                         never-open-hang   never touch the fifos, sleep forever
 ///                         double     (`streams`) also send the next turn's
 ///                                    question before reading this answer
-///                         double-late  the same, 150 ms after this question
+///                         double-late  the same, once the `go` file exists
+///   go <file>           double-late: the file whose existence lets the second
+///                       question out (the test creates it; so the first one
+///                       is surely read alone)
+///   sent <file>         double, double-late: created once the second question
+///                       is out (the test waits for it; no guessed sleeps)
 ///   exit <code>         exit code at the end (default 0)
 ///
 /// Relative paths are relative to the script's directory. Anything it does
@@ -58,7 +63,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Script {
-  fs::path stream, object, remarks, answers;
+  fs::path stream, object, remarks, answers, go, sent;
   std::vector<fs::path> streams; ///< Empty path: a channel never opened.
   std::vector<size_t> order;
   std::string fault = "none";
@@ -102,6 +107,10 @@ Script parseScript(const fs::path& path) {
       script.remarks = resolve(value);
     else if (key == "answers")
       script.answers = resolve(value);
+    else if (key == "go")
+      script.go = resolve(value);
+    else if (key == "sent")
+      script.sent = resolve(value);
     else if (key == "streams")
       for (std::string name = value; !name.empty(); name.clear(), words >> name)
         script.streams.push_back(name == "-" ? fs::path() : resolve(name));
@@ -268,6 +277,24 @@ Player& playerOf(std::vector<Player>& players, size_t channel) {
   return players[channel];
 }
 
+/// The `double` and `double-late` faults: `next`'s question goes out too,
+/// for `double-late` once the `go` file exists; then the `sent` file is made.
+void sendDouble(const Script& script, Player& next) {
+  if (script.fault == "double-late") {
+    if (script.go.empty())
+      die("double-late needs a `go` file");
+    for (int waited = 0; !fs::exists(script.go); ++waited) {
+      if (waited > 30'000)
+        die("no " + script.go.string() + " within 60 s");
+      ::usleep(2'000);
+    }
+  }
+  mlgo::protocol::LogEvent second;
+  playToQuestion(next, second);
+  if (!script.sent.empty())
+    std::ofstream(script.sent).put('\n');
+}
+
 /// Plays the `streams` in the script's `order`.
 void replayChannels(const Script& script, const std::vector<std::string>& bases) {
   if (script.streams.size() > bases.size())
@@ -290,12 +317,9 @@ void replayChannels(const Script& script, const std::vector<std::string>& bases)
       die("channel " + std::to_string(script.order[step]) + " has no question left");
     if (!triggered && script.fault != "none" && step == script.faultAfter) {
       triggered = true;
-      mlgo::protocol::LogEvent second;
-      bool late = script.fault == "double-late";
-      if (late)
-        ::usleep(150'000);
-      if ((late || script.fault == "double") && step + 1 < script.order.size())
-        playToQuestion(playerOf(players, script.order[step + 1]), second);
+      bool twice = script.fault == "double" || script.fault == "double-late";
+      if (twice && step + 1 < script.order.size())
+        sendDouble(script, playerOf(players, script.order[step + 1]));
       misbehave(script.fault, player.out);
     }
     readExactly(player.in, player.advice.data(), player.advice.size());
