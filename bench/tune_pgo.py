@@ -188,7 +188,8 @@ def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, f
     return static
 
 
-def main() -> int:
+def arguments() -> tuple[argparse.Namespace, dict]:
+    """The command line, checked, and the package's recipe (argparse exits on an error)."""
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--package", required=True)
@@ -223,6 +224,46 @@ def main() -> int:
     recipe = bench.RECIPES.get(a.package)
     if recipe is None or not recipe["workload"] or recipe.get("kind") == "cmake-thinlto":
         p.error(f"no make recipe with a workload for {a.package} (bench/tune.py's RECIPES)")
+    return a, recipe
+
+
+def tune_step(a: argparse.Namespace, corpus: str, tuning: str) -> None:
+    """Step 3: `python -m mlgo_env.tune` on the captured corpus (SystemExit if it fails)."""
+    t0 = time.perf_counter()
+    tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
+                           f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
+                           f"--workers={a.workers}", "--progress-every=120",
+                           "--no-replay-file"] +
+                          ([f"--regalloc-score={a.regalloc_score}"]
+                           if a.problem == "regalloc" else []),
+                          env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
+                          capture_output=True, text=True)
+    bench.say(tune.stdout.rstrip())
+    if tune.returncode != 0:
+        raise SystemExit(f"bench/tune_pgo: tune failed: {tune.stderr[-2000:]}")
+    bench.say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+
+
+def build_all(recipe: dict, tree: str, work: str, logs: str, flags: str,
+              tables: dict[str, str]) -> dict[str, str]:
+    """Step 4: plain -O2, PGO, and PGO through the launcher with each of `tables`
+    ({build name: tuning directory}, each table's launcher log started afresh)."""
+    builds = {side: os.path.join(work, side) for side in ["plain", "pgo", *tables]}
+    t0 = time.perf_counter()
+    bench.build(recipe, tree, builds["plain"], "-O2", "clang-22", os.path.join(logs, "plain"))
+    bench.build(recipe, tree, builds["pgo"], flags, "clang-22", os.path.join(logs, "pgo"))
+    for side, table in tables.items():
+        log = os.path.join(table, "launch.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        bench.build(recipe, tree, builds[side], flags,
+                    f"{bench.LAUNCH} --tuning={table} -- clang-22", os.path.join(logs, side))
+    bench.say(f"{len(builds)} builds ({time.perf_counter() - t0:.0f} s)")
+    return builds
+
+
+def main() -> int:
+    a, recipe = arguments()
     work = os.path.join(a.work, f"{a.package}-{a.problem}")
     logs = os.path.join(work, "logs")
     if a.wall is not None:
@@ -230,7 +271,8 @@ def main() -> int:
                   for side in ["plain", "pgo", "pgo+tuned", "pgo+picked"]
                   if os.path.isdir(os.path.join(work, side))}
         if not {"plain", "pgo"} <= set(builds) or len(builds) < 3:
-            p.error(f"--wall needs the builds of an earlier run in {work}")
+            raise SystemExit(f"bench/tune_pgo: --wall needs the builds of an earlier run in "
+                             f"{work}")
         wall(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")),
              a.wall, a.cpu)
         return 0
@@ -247,34 +289,12 @@ def main() -> int:
     shutil.rmtree(corpus, ignore_errors=True)  # a new profile: a new capture
     bench.capture(recipe, tree, work, flags, corpus, logs)
     bench.say(f"captured {corpus} ({time.perf_counter() - t0:.0f} s)")
-    t0 = time.perf_counter()
-    tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
-                           f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
-                           f"--workers={a.workers}", "--progress-every=120",
-                           "--no-replay-file"] +
-                          ([f"--regalloc-score={a.regalloc_score}"]
-                           if a.problem == "regalloc" else []),
-                          env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
-                          capture_output=True, text=True)
-    bench.say(tune.stdout.rstrip())
-    if tune.returncode != 0:
-        raise SystemExit(f"bench/tune_pgo: tune failed: {tune.stderr[-2000:]}")
-    bench.say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+    tune_step(a, corpus, tuning)
     tables = {"pgo+tuned": tuning}
     if a.pick:
         tables = {"pgo+tuned": pick(a, recipe, tree, work, logs, flags, corpus, tuning,
                                     training), "pgo+picked": tuning}
-    builds = {side: os.path.join(work, side) for side in ["plain", "pgo", *tables]}
-    t0 = time.perf_counter()
-    bench.build(recipe, tree, builds["plain"], "-O2", "clang-22", os.path.join(logs, "plain"))
-    bench.build(recipe, tree, builds["pgo"], flags, "clang-22", os.path.join(logs, "pgo"))
-    for side, table in tables.items():
-        log = os.path.join(table, "launch.log")
-        if os.path.exists(log):
-            os.unlink(log)
-        bench.build(recipe, tree, builds[side], flags,
-                    f"{bench.LAUNCH} --tuning={table} -- clang-22", os.path.join(logs, side))
-    bench.say(f"{len(builds)} builds ({time.perf_counter() - t0:.0f} s)")
+    builds = build_all(recipe, tree, work, logs, flags, tables)
     held_back(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")))
     bench.report(recipe, builds, tuning, logs)
     return 0

@@ -3,6 +3,7 @@ from a real clang-22 instrumentation profile, and the session's scheduler giving
 the workload runs their episodes first, in proportion to their share."""
 import os
 import subprocess
+import sys
 import time
 
 import pytest
@@ -193,3 +194,12 @@ def test_a_file_name_that_is_not_utf8_reads_and_meets_its_module(tmp_path):
     w, _ = profile_of(tmp_path, os.fsdecode(src), "-fprofile-instr-generate")
     assert w.share([], module_with_main_file(tmp_path, b"caf\xe9.c")) > 0.9, \
         (w.files, w.functions)
+
+
+def test_no_profile_order_is_refused_on_inlining(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "mlgo_env.tune", "--problem=inlining",
+                        f"--corpus={tmp_path}", f"--output={tmp_path / 't'}",
+                        "--no-profile-order"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.returncode == 2 and "--no-profile-order needs --problem=regalloc" in r.stderr
+    assert not (tmp_path / "t").exists()

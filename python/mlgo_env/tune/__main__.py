@@ -87,6 +87,9 @@ def _tune(argv: list[str]) -> int:
         p.error("--workload picks eviction decisions: it needs --problem=regalloc")
     if a.regalloc_score != "llvm" and a.problem != "regalloc":
         p.error("--regalloc-score needs --problem=regalloc")
+    if a.no_profile_order and a.problem != "regalloc":
+        p.error("--no-profile-order needs --problem=regalloc (inlining is not ordered by a "
+                "profile)")
     o = TuneOptions(a.problem, a.corpus, a.output, a.minutes, a.workers, a.resume,
                     a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler,
                     regalloc_score=a.regalloc_score, profile_order=not a.no_profile_order)
