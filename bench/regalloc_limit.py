@@ -10,7 +10,7 @@ Steps, per build (plain -O2; PGO with WORK/<package>-regalloc/pgo.profdata, the 
 bench/tune_pgo.py made, or a new one made the same way; PGO + tuned through
 mlgo-env-launch with --tuning, by default bench/tune_pgo.py's table):
 
-1. the package built by its own build system (bench/tune.py's recipes) with make's CC
+1. the package built by its own build system (bench/recipes.py) with make's CC
    recording every compile (this script with --record: cwd and argv to a log, then the
    compiler itself, so the build is a plain one);
 2. each recorded compile to an object run again with `-S` (same flags, no dependency
@@ -360,7 +360,7 @@ def main() -> int:
     recipe = bench.RECIPES.get(a.package)
     if recipe is None or not recipe["workload"] or recipe.get("kind"):
         raise SystemExit(f"bench/regalloc_limit: no make recipe with a workload for "
-                         f"{a.package} (bench/tune.py's RECIPES)")
+                         f"{a.package} (bench/recipes.py)")
     work = os.path.join(a.work, f"{a.package}-regalloc")
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
     a.tuning = a.tuning or os.path.join(work, "tuning")

@@ -41,48 +41,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(CHECKOUT, "tests", "python"))
 from test_launch import executable_sections  # noqa: E402
+sys.path.insert(0, HERE)
+from recipes import RECIPES, RESERVED, compressed_suffix  # noqa: E402,F401  (bench.RECIPES...)
 
-RESERVED = {"lua5.4", "libzstd", "bzip2", "ninja-build", "re2"}
 MLGO_ENV = os.path.join(CHECKOUT, "build", "src", "mlgo-env")
 LAUNCH = os.path.join(CHECKOUT, "build", "src", "mlgo-env-launch")
-
-#: per package: configure command, test command, workload [(name, argv with {bin}/{data})]
-RECIPES = {
-    "zlib": {"configure": ["./configure"], "check": ["make", "check"],
-             "workload": [("compress", ["{build}/minigzip", "-c", "{data}"])]},
-    "xz-utils": {"configure": ["./configure", "--disable-doc", "--disable-nls"],
-                 "check": ["make", "check"],
-                 "workload": [("compress", ["{build}/src/xz/.libs/xz", "-6", "-c", "-k",
-                                            "-T1", "{data}"]),
-                              ("decompress", ["{build}/src/xz/.libs/xz", "-d", "-c",
-                                              "{data}.xz"])],
-                 "libs": ["src/liblzma/.libs"]},
-    "pcre2": {"configure": ["./configure", "--disable-jit"], "check": ["make", "check"],
-              "workload": []},
-    # MAKEINFO=true: a patched gzip.texi would otherwise need makeinfo (not installed)
-    "gzip": {"configure": ["./configure", "MAKEINFO=true"], "check": ["make", "check"],
-             "workload": [("compress", ["{build}/gzip", "-6", "-c", "{data}"]),
-                          ("decompress", ["{build}/gzip", "-d", "-c", "{data}.gz"])]},
-    "sed": {"configure": ["./configure", "--disable-nls"], "check": ["make", "check"],
-            "workload": []},
-    "expat": {"configure": ["./configure", "--without-docbook"], "check": ["make", "check"],
-              "workload": [], "subdir": "expat"},
-    # C++ shared libraries with ThinLTO (CMake; lld's backends through the launcher with
-    # Distributed ThinLTO, docs/tuning.md)
-    "double-conversion": {"kind": "cmake-thinlto", "check": ["ctest", "-j2"], "workload": []},
-    # C with ThinLTO by its own configure and make (lld as the linker)
-    "xz-utils-thinlto": {"kind": "make-thinlto", "source": "xz-utils",
-                         "configure": ["./configure", "--disable-doc", "--disable-nls",
-                                       "--disable-static"],
-                         "check": ["make", "check"], "workload": []},
-    "pcre2-thinlto": {"kind": "make-thinlto", "source": "pcre2",
-                      "configure": ["./configure", "--disable-jit", "--disable-static"],
-                      "check": ["make", "check"], "workload": []},
-    "lz4": {"configure": None, "check": ["make", "-C", "tests", "test-lz4-basic"],
-            "workload": [("compress", ["{build}/programs/lz4", "-9", "-c", "{data}"]),
-                         ("decompress", ["{build}/programs/lz4", "-d", "-c", "{data}.lz4"])]},
-}
-
 
 def say(text: str) -> None:
     print(text, flush=True)
@@ -327,13 +290,6 @@ def report(recipe: dict, builds: dict[str, str], tuning: str, logs: str) -> None
                              f"--tuning={tuning}"], capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=os.path.join(CHECKOUT, "python")))
     say("\n".join(status.stdout.splitlines()[:4]))
-
-
-def compressed_suffix(program: str) -> str:
-    """What the workload's compressor `program` (a path) appends to its output: by the
-    program's own name (a build or work directory may name another compressor)."""
-    name = os.path.basename(program)
-    return ".xz" if "xz" in name else ".lz4" if "lz4" in name else ".gz"
 
 
 def workload_data(recipe: dict, tree: str, work: str, builds: dict[str, str]) -> str:

@@ -7,8 +7,8 @@ workload, tuned on top of it, and measured on an input the profile never saw.
         [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions]
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils --wall 10 [--cpu 1] [--work ...]
 
-Steps (each printed with its wall time), by the package's own build system (bench/tune.py's
-recipes, which name the workload):
+Steps (each printed with its wall time), by the package's own build system (the recipes
+in bench/recipes.py, which name the workload):
 
 1. an instrumented build (`-O2 -fprofile-instr-generate`), and the workload on the training
    input (a tar of the package's source, as bench/tune.py) with `LLVM_PROFILE_FILE`;
@@ -223,7 +223,7 @@ def arguments() -> tuple[argparse.Namespace, dict]:
         p.error(f"{a.package} is reserved for evaluation")
     recipe = bench.RECIPES.get(a.package)
     if recipe is None or not recipe["workload"] or recipe.get("kind") == "cmake-thinlto":
-        p.error(f"no make recipe with a workload for {a.package} (bench/tune.py's RECIPES)")
+        p.error(f"no make recipe with a workload for {a.package} (bench/recipes.py)")
     return a, recipe
 
 
