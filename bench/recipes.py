@@ -18,8 +18,15 @@ RECIPES = {
                               ("decompress", ["{build}/src/xz/.libs/xz", "-d", "-c",
                                               "{data}.xz"])],
                  "libs": ["src/liblzma/.libs"]},
+    # pcre2grep's matcher (the interpreter: --disable-jit) on four patterns: a backreference,
+    # case-insensitive alternatives, a character class repeat, a quoted string
     "pcre2": {"configure": ["./configure", "--disable-jit"], "check": ["make", "check"],
-              "workload": []},
+              "workload": [("match", ["{build}/.libs/pcre2grep", "--binary-files=text", "-c",
+                                      "-e", r"\b(\w+)\s*=\s*\1\b",
+                                      "-e", r"(?i)\b(?:static|inline|const)\s+[a-z_]\w*\s*\(",
+                                      "-e", "[A-Z][A-Z0-9_]{5,}",
+                                      "-e", r'"(?:[^"\\]|\\.)*"', "{data}"])],
+              "libs": [".libs"]},
     # MAKEINFO=true: a patched gzip.texi would otherwise need makeinfo (not installed)
     "gzip": {"configure": ["./configure", "MAKEINFO=true"], "check": ["make", "check"],
              "workload": [("compress", ["{build}/gzip", "-6", "-c", "{data}"]),
