@@ -7,7 +7,8 @@ import os
 
 RESERVED = {"lua5.4", "libzstd", "bzip2", "ninja-build", "re2"}
 
-#: per package: configure command, test command, workload [(name, argv with {bin}/{data})]
+#: per package: configure command, test command, workload [(name, argv with {build}/{data};
+#: a literal brace doubled, as str.format reads it)]
 RECIPES = {
     "zlib": {"configure": ["./configure"], "check": ["make", "check"],
              "workload": [("compress", ["{build}/minigzip", "-c", "{data}"])]},
@@ -24,7 +25,7 @@ RECIPES = {
               "workload": [("match", ["{build}/.libs/pcre2grep", "--binary-files=text", "-c",
                                       "-e", r"\b(\w+)\s*=\s*\1\b",
                                       "-e", r"(?i)\b(?:static|inline|const)\s+[a-z_]\w*\s*\(",
-                                      "-e", "[A-Z][A-Z0-9_]{5,}",
+                                      "-e", "[A-Z][A-Z0-9_]{{5,}}",
                                       "-e", r'"(?:[^"\\]|\\.)*"', "{data}"])],
               "libs": [".libs"]},
     # MAKEINFO=true: a patched gzip.texi would otherwise need makeinfo (not installed)
