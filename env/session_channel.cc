@@ -149,20 +149,14 @@ Result<std::optional<size_t>> SessionChannels::advanceAll(Observation& observati
 }
 
 Status SessionChannels::checkOthersQuiet(size_t pending) {
+  // One poll over every channel still open; the pending one's compiler waits
+  // for its answer, so only another channel can have something to read.
+  MLGO_TRY(readNow());
   Observation other;
   for (size_t i = 0; i < channels_.size(); ++i) {
     SessionChannel& channel = *channels_[i];
     if (i == pending || channel.done())
       continue;
-    if (!channel.streamEnded()) {
-      // Only a readable B.out is read: one never opened also reads as EOF.
-      int fd = channel.outFd();
-      auto ready = support::waitReadable(std::span(&fd, 1), support::Clock::now());
-      if (!ready.ok())
-        return ready.error();
-      if (*ready != 0)
-        MLGO_TRY(channel.read(/*exited=*/false));
-    }
     auto next = channel.advance(other);
     if (!next.ok())
       return next.error();

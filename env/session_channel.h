@@ -112,9 +112,9 @@ public:
   /// the one that came (in `observation`, with Observation::channel set),
   /// or nullopt when none did. Two at once: kCompiler naming both channels.
   Result<std::optional<size_t>> advanceAll(Observation& observation);
-  /// Before answering channel `pending`: reads the other channels without
-  /// waiting (those whose B.out polls readable) and fails (kCompiler naming
-  /// both) when one of them holds a request.
+  /// Before answering channel `pending`: reads without waiting what every
+  /// readable B.out holds (readNow) and fails (kCompiler naming both) when
+  /// another channel then holds a request.
   Status checkOthersQuiet(size_t pending);
   /// Sets fds[i] to channel i's B.out while it may still be read, else -1;
   /// `fds` has at least size() entries.
