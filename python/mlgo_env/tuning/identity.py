@@ -191,11 +191,17 @@ def module_args(corpus: str, module: str) -> list[str]:
         return list(json.load(f).get("global_command_override") or [])
 
 
+def _names_a_profile(args: Sequence[str]) -> bool:
+    """Whether a command has any profile flag at all (the cheap test before resolving
+    its compile's directory)."""
+    return any("profile" in a or a.startswith("-fauto-profile") for a in args)
+
+
 def module_profile_files(corpus: str, module: str) -> tuple[str | None, str | None]:
     """(instrumentation profile, sample profile) a corpus module's command reads, resolved
     against its compile's directory (:func:`profile_files`); (None, None) for none."""
     args = module_args(corpus, module)
-    if not any("profile" in a or a.startswith("-fauto-profile") for a in args):
+    if not _names_a_profile(args):
         return None, None
     return profile_files(args, _compile_directory(args, corpus, module))
 
@@ -207,7 +213,7 @@ def module_profile(corpus: str, module: str) -> str | None:
     front-end profile changed after the module was captured (either way the module gets no
     table entry: the table could not tell a build's profile from it)."""
     args = module_args(corpus, module)
-    if not any("profile" in a or a.startswith("-fauto-profile") for a in args):
+    if not _names_a_profile(args):
         return None
     directory = _compile_directory(args, corpus, module)
     try:

@@ -96,9 +96,10 @@ class _Scheduler:
     def __init__(self, tuners: list[ModuleTuner], sizes: dict[str, int], end: float,
                  workers: int, weigh: Callable[[ModuleTuner], float] | None = None) -> None:
         self.tuners, self.sizes, self.end, self.workers = tuners, sizes, end, workers
-        #: a played module's share of the profile (None: no profile orders the search)
+        #: computes a played module's share of the profile (None: no profile orders the
+        #: search)
         self.weigh = weigh
-        #: a played module's share of the profile (its functions are known by then)
+        #: each played module's share, computed once (its functions are known by then)
         self.shares: dict[str, float] = {}
         self.busy: set[str] = set()
         self.stop = False
