@@ -7,6 +7,7 @@ namespace {
 constexpr std::string_view kObjectName = "out.o";
 constexpr std::string_view kRemarksName = "remarks.opt";
 constexpr std::string_view kChannelName = "channel";
+constexpr std::string_view kPriorityChannelName = "priority-channel";
 constexpr std::string_view kOptimizedName = "opt.bc";
 
 bool isCc1(const std::vector<std::string>& args) {
@@ -49,6 +50,17 @@ CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem
   return args;
 }
 
+Status CompilePlanner::addPriorityChannel(CompileCommand& command,
+                                          const std::filesystem::path& base) const {
+  auto priority = findProblem("regalloc-priority");
+  if (!priority.ok())
+    return priority.error();
+  command.extraChannels.push_back(base);
+  for (std::string& arg : (*priority)->interactiveArgs(base.string(), options_))
+    command.argv.push_back(std::move(arg));
+  return Status::success();
+}
+
 Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
                                             bool interactive) const {
   auto dir = support::TempDir::create(
@@ -68,6 +80,8 @@ Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
     command.channelBase = planned.dir.path() / kChannelName;
     for (std::string& arg : problem_->interactiveArgs(command.channelBase.string(), options_))
       command.argv.push_back(std::move(arg));
+    if (priorities_ && priorities_->find(module.name) != nullptr)
+      MLGO_TRY(addPriorityChannel(command, planned.dir.path() / kPriorityChannelName));
   }
   return planned;
 }

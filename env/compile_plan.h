@@ -18,6 +18,7 @@
 
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/compiler_session.h"
+#include "mlgo/env/fixed_priorities.h"
 #include "mlgo/env/problem.h"
 #include "mlgo/env/score.h"
 
@@ -50,6 +51,15 @@ public:
   /// Its arguments with the output and bitcode paths as placeholders.
   Result<std::vector<std::string>> optimizationKeyArgs(const corpus::ModuleSpec& module) const;
 
+  /// regalloc: interactive compiles of the modules `priorities` lists also
+  /// open clang's priority channel (CompileCommand::extraChannels[0], the
+  /// `regalloc-priority` problem's flags); fixed_priorities.h. Call before
+  /// the planner is shared.
+  void setFixedPriorities(std::shared_ptr<const FixedPriorities> priorities) {
+    priorities_ = std::move(priorities);
+  }
+  const FixedPriorities* fixedPriorities() const { return priorities_.get(); }
+
   const Problem& problem() const { return *problem_; }
   /// What its compiles are scored by: the problem's kind, or
   /// kRegallocInstructions for a regalloc problem whose options ask for the
@@ -62,6 +72,8 @@ private:
                                             const std::filesystem::path& object,
                                             const std::filesystem::path& remarks) const;
   Result<PlannedCompile> plan(const corpus::ModuleSpec& module, bool interactive) const;
+  /// Opens clang's priority channel on `base` beside the problem's.
+  Status addPriorityChannel(CompileCommand& command, const std::filesystem::path& base) const;
   Result<std::vector<std::string>> optimizationArgs(const corpus::ModuleSpec& module,
                                                     const std::filesystem::path& output) const;
 
@@ -70,6 +82,7 @@ private:
   std::filesystem::path clang_;
   ProblemOptions options_;
   corpus::FlagRules rules_;
+  std::shared_ptr<const FixedPriorities> priorities_;
   std::filesystem::path tempParent_;
 };
 

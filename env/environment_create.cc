@@ -78,6 +78,17 @@ Status Environment::Impl::checkOptions(Settings& settings) {
   if (auto checked = corpus::checkCorpusCommands(*corpus, options.flagRules); !checked.ok())
     return checked.error().withContext(fmt::format("corpus {}", corpus->root().string()));
   settings.clangPath = options.clang.empty() ? "clang-22" : options.clang;
+  if (!options.fixedPriorities.empty()) {
+    if (problem->name() != "regalloc")
+      return makeError(ErrorCode::kInvalidArgument,
+                       "fixed_priorities: only the regalloc problem (evictions) takes a "
+                       "priorities file, not {}",
+                       problem->name());
+    auto loaded = FixedPriorities::load(options.fixedPriorities);
+    if (!loaded.ok())
+      return loaded.error();
+    settings.priorities = std::move(*loaded);
+  }
   return Status::success();
 }
 
@@ -145,6 +156,7 @@ Status Environment::Impl::construct(const Settings& settings) {
   planner = std::make_unique<CompilePlanner>(*scope, *problem, settings.clangPath,
                                              settings.problemOptions, options.flagRules,
                                              options.tempDir);
+  planner->setFixedPriorities(settings.priorities);
   slots = std::make_unique<JobSlots>(jobs);
   baselines = std::make_unique<BaselineService>(*driver, *planner, *slots, cache, clang.fullText,
                                                 options.compileTimeout, jobs, &spawner);

@@ -78,6 +78,8 @@ struct Environment::Impl {
     /// options.problemOptions, plus what the vocabulary and the compiler add.
     ProblemOptions problemOptions;
     std::optional<ir2vec::Vocabulary> vocabulary;
+    /// options.fixedPriorities, read.
+    std::shared_ptr<const FixedPriorities> priorities;
     std::filesystem::path clangPath;
     /// The problem bound to the header the probe saw.
     std::shared_ptr<const BoundProblem> bound;

@@ -153,6 +153,12 @@ constexpr EnvironmentOptionSpec kTable[] = {
      .showDefault = true,
      .get = [](const O& o) -> V { return o.problemOptions.regallocScore; },
      .set = setRegallocScore},
+    {.keyword = "fixed_priorities", .flag = "--fixed-priorities", .kind = OptionKind::kPath,
+     .help = "regalloc: a priorities file (modules, functions, multipliers of the weight "
+             "fallback per question); episodes of its modules answer clang's priority "
+             "questions from it, the agent the evictions",
+     .get = [](const O& o) -> V { return o.fixedPriorities.string(); },
+     .set = assign([](O& o, V& v) { o.fixedPriorities = std::move(text(v)); })},
     {.keyword = "include_default_feature", .flag = "--include-default-feature",
      .kind = OptionKind::kSwitch,
      .help = "inlining: show clang's inlining_default to the agent as a feature",

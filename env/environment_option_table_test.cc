@@ -37,6 +37,7 @@ std::map<std::string_view, Change> changes() {
       {"temp_dir", same(std::string("/tmp/x"))},
       {"priority_fallback", same(std::string("stage"))},
       {"regalloc_score", same(std::string("instructions"))},
+      {"fixed_priorities", same(std::string("/p.json"))},
       {"include_default_feature", same(true)},
       {"ir2vec_vocab", Change{std::string("default"), ir2vec::defaultVocabularyPath().string()}},
       {"module_embeddings", same(false)},

@@ -71,6 +71,9 @@ Status Episode::start(StepResult& result, const support::InterruptCheck* stop) {
   if (!planned.ok())
     return fail(planned.error());
   advice_.resize(context_->bound->actionSpec().byteSize());
+  if (const FixedPriorities* fixed = context_->planner->fixedPriorities())
+    if (const PriorityMultipliers* multipliers = fixed->find(module_->name))
+      priorities_.emplace(*multipliers);
   auto lease = acquireSlot(support::Clock::now() + context_->limits.compileTimeout);
   if (!lease.ok())
     return fail(lease.error());
@@ -135,7 +138,7 @@ void Episode::fillObservation(StepResult& result) const {
 
 Status Episode::advance(StepResult& result, JobSlots::Lease& lease) {
   for (;;) {
-    auto event = session_->next(current_);
+    auto event = nextForAgent();
     if (!event.ok())
       return fail(event.error());
     if (*event == SessionEvent::kEnd)
@@ -143,6 +146,23 @@ Status Episode::advance(StepResult& result, JobSlots::Lease& lease) {
     if (prefixSteps_ == options_.actions.size())
       return present(result, lease);
     MLGO_TRY(answerFromPrefix());
+  }
+}
+
+Result<SessionEvent> Episode::nextForAgent() {
+  for (;;) {
+    auto event = session_->next(current_);
+    if (!event.ok() || *event == SessionEvent::kEnd || current_.channel == 0)
+      return event;
+    const protocol::LogHeader* header = session_->channelHeader(current_.channel);
+    if (!priorities_ || current_.channel != 1 || header == nullptr)
+      return makeError(ErrorCode::kCompiler, "clang asked on channel {}, which this episode "
+                                             "does not serve",
+                       current_.channel);
+    auto advice = priorities_->answer(*header, current_);
+    if (!advice.ok())
+      return advice.error().withContext("the priority channel");
+    MLGO_TRY(session_->answer(*advice));
   }
 }
 
@@ -176,7 +196,7 @@ Status Episode::present(StepResult& result, JobSlots::Lease& lease) {
 Status Episode::runFallback(JobSlots::Lease&) {
   const BoundProblem& bound = *context_->bound;
   for (;;) {
-    auto event = session_->next(current_);
+    auto event = nextForAgent();
     if (!event.ok())
       return fail(event.error());
     if (*event == SessionEvent::kEnd)
@@ -295,6 +315,7 @@ Status Episode::complete(StepResult& result, JobSlots::Lease& lease, bool trunca
   summary.agentSteps = agentSteps_;
   summary.fallbackSteps = fallbackSteps_;
   summary.prefixSteps = prefixSteps_;
+  summary.priorityAnswers = priorities_ ? priorities_->answered() : 0;
   summary.channelOpened = report->channelOpened;
   summary.baselineCached = baseline_.cached;
   summary.compileSeconds = seconds(report->wallTime);

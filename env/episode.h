@@ -82,6 +82,9 @@ private:
   /// Waits for clang's next request: answers it from the prefix while any
   /// is left, else presents it (or completes the episode at the end).
   Status advance(StepResult& result, JobSlots::Lease& lease);
+  /// The session's next event for the agent: priority questions (channel
+  /// 1, with fixed priorities) are answered here on the way.
+  Result<SessionEvent> nextForAgent();
   /// Answers the current request with options_.actions[prefixSteps_].
   Status answerFromPrefix();
   /// The compiler asked for its next decision: show it to the agent.
@@ -118,6 +121,8 @@ private:
   /// Decisions answered from options_.actions so far.
   uint64_t prefixSteps_ = 0;
   std::vector<std::byte> advice_;
+  /// With fixed priorities for this module: answers clang's priority channel.
+  std::optional<PriorityAnswerer> priorities_;
   /// The check of the call in progress; the session asks it too (its
   /// SessionLimits::interrupt points here).
   support::Interrupt interrupt_;

@@ -143,6 +143,11 @@ struct EnvironmentOptions {
   /// computed with the same file. create() fails on an unreadable or
   /// malformed vocabulary, naming the entry.
   std::filesystem::path ir2vecVocabulary;
+  /// regalloc only: a priorities file (fixed_priorities.h). Episodes of the
+  /// modules it lists also serve clang's priority channel, answered by the
+  /// host from the file; the agent answers the evictions. create() fails on
+  /// an unreadable or malformed file, or another problem. Empty = off.
+  std::filesystem::path fixedPriorities;
   /// With a vocabulary: whether resets compute the module embedding (traces
   /// do not need it; it costs about 4 ms per module on first visit).
   bool moduleEmbeddings = true;
@@ -216,6 +221,9 @@ struct EpisodeSummary {
   uint64_t agentSteps = 0;            ///< Answered by the agent.
   uint64_t fallbackSteps = 0;         ///< Answered by the fallback policy.
   uint64_t prefixSteps = 0;           ///< Answered from EpisodeOptions::actions.
+  /// Priority questions the host answered (EnvironmentOptions::fixedPriorities);
+  /// `observations` counts them too.
+  uint64_t priorityAnswers = 0;
   bool channelOpened = false;         ///< False: clang never asked anything.
   bool baselineCached = false;        ///< Default score came from the cache.
   double compileSeconds = 0;          ///< Wall time of the interactive compile.

@@ -14,7 +14,8 @@
 ///   - on a reset with an IR2Vec vocabulary: `module_embedding` (numbers);
 ///   - on the final step, the summary: `policy_score`, `default_score`
 ///     (double), `observations`, `agent_steps`, `fallback_steps`,
-///     `prefix_steps` (uint64), `channel_opened`, `baseline_cached` (bool),
+///     `prefix_steps`, with fixed priorities `priority_answers` (uint64),
+///     `channel_opened`, `baseline_cached` (bool),
 ///     `compile_seconds`, `compiler_cpu_seconds` (double), `contexts` (per
 ///     context visitContextScore's fields).
 ///
@@ -70,6 +71,8 @@ void visitStepInfo(const StepResult& step, const ResetResult* reset,
   v.field("agent_steps", s.agentSteps);
   v.field("fallback_steps", s.fallbackSteps);
   v.field("prefix_steps", s.prefixSteps);
+  if (s.priorityAnswers != 0)
+    v.field("priority_answers", s.priorityAnswers);
   v.field("channel_opened", s.channelOpened);
   v.field("baseline_cached", s.baselineCached);
   v.field("compile_seconds", s.compileSeconds);
