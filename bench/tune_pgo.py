@@ -55,6 +55,12 @@ PROFDATA = "/usr/lib/llvm-22/bin/llvm-profdata"
 
 
 def lib_env(recipe: dict, root: str) -> dict:
+    """The environment a build's programs run in: its own libraries first. A build path
+    with a colon is refused: LD_LIBRARY_PATH would split it, and the programs would load
+    the system's copies of the libraries without a word."""
+    if recipe.get("libs") and ":" in root:
+        raise SystemExit(f"bench/tune_pgo: the build directory '{root}' has a colon, "
+                         "which LD_LIBRARY_PATH cannot hold")
     return dict(os.environ, LD_LIBRARY_PATH=":".join(
         os.path.join(root, d) for d in recipe.get("libs", [])))
 

@@ -206,24 +206,24 @@ def _serve(proc: subprocess.Popen, channels: dict[str, Channel], answers: dict,
     return records, seen
 
 
-def compile_serving(source: str, answers: dict[str, Answer], clang: str = CLANG,
-                    timeout: float = 120, wrap: tuple[str, ...] = ()) -> Run:
-    """Compiles `source` at -O2 with the channels named in `answers` (`evict`, `priority`),
+def serve_command(args: list[str], answers: dict[str, Answer], timeout: float = 120,
+                  wrap: tuple[str, ...] = (), nice: bool = True) -> Run:
+    """Runs the compile `args` with the channels named in `answers` (`evict`, `priority`),
     answering each question with `answers[channel](features, function)`; `wrap` goes before
     the command (e.g. strace). Blocks until clang exits; raises TimeoutError (clang's
-    process group is killed). Leaves nothing behind."""
+    process group is killed). Leaves no fifo behind. Run.object_ok is False (the caller
+    knows where its object went)."""
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="two-channels-") as tmp:
         channels = {name: Channel(name, os.path.join(tmp, name)) for name in answers}
-        args = [clang, "-O2", "-c", source, "-o", os.path.join(tmp, "out.o"),
-                "-fno-crash-diagnostics"]
+        args = list(args)
         with open(os.path.join(tmp, "stderr"), "w+") as err:
             proc = None
             try:  # the fifos' descriptors are closed whatever fails
                 for name, ch in channels.items():
                     ch.open()
                     args += ["-mllvm", FLAGS[name][0], "-mllvm", FLAGS[name][1] + ch.base]
-                proc = subprocess.Popen([*wrap, "nice", "-n", "19"] + args,
+                proc = subprocess.Popen([*wrap, *(["nice", "-n", "19"] if nice else []), *args],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=err, start_new_session=True)
                 records, seen = _serve(proc, channels, answers, start + timeout)
@@ -236,6 +236,16 @@ def compile_serving(source: str, answers: dict[str, Answer], clang: str = CLANG,
                     ch.close()
             err.seek(0)
             stderr = err.read()
+    return Run(records, returncode, False, seen, time.monotonic() - start, stderr)
+
+
+def compile_serving(source: str, answers: dict[str, Answer], clang: str = CLANG,
+                    timeout: float = 120, wrap: tuple[str, ...] = ()) -> Run:
+    """Compiles `source` at -O2 into a temporary object with serve_command; object_ok
+    says whether it left an ELF object."""
+    with tempfile.TemporaryDirectory(prefix="two-channels-obj-") as tmp:
         obj = os.path.join(tmp, "out.o")
-        ok = os.path.isfile(obj) and open(obj, "rb").read(4) == b"\x7fELF"
-    return Run(records, returncode, ok, seen, time.monotonic() - start, stderr)
+        run = serve_command([clang, "-O2", "-c", source, "-o", obj, "-fno-crash-diagnostics"],
+                            answers, timeout, wrap)
+        run.object_ok = os.path.isfile(obj) and open(obj, "rb").read(4) == b"\x7fELF"
+    return run
