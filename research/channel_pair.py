@@ -210,7 +210,8 @@ def serve_command(args: list[str], answers: dict[str, Answer], timeout: float = 
                   wrap: tuple[str, ...] = (), nice: bool = True) -> Run:
     """Runs the compile `args` with the channels named in `answers` (`evict`, `priority`),
     answering each question with `answers[channel](features, function)`; `wrap` goes before
-    the command (e.g. strace). Blocks until clang exits; raises TimeoutError (clang's
+    the command (e.g. strace). Blocks until clang exits; past `timeout` raises TimeoutError
+    while questions come, subprocess.TimeoutExpired while clang finishes (either way clang's
     process group is killed). Leaves no fifo behind. Run.object_ok is False (the caller
     knows where its object went)."""
     start = time.monotonic()

@@ -169,22 +169,8 @@ def sweep(sources: list[str], clang: str = CLANG) -> dict[str, object]:
             "distinct_first_questions": len(firsts), "functions_evicting_first": evict_first}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", default=SOURCE)
-    parser.add_argument("--clang", default=CLANG)
-    parser.add_argument("--patterns", action="store_true",
-                        help="print every function's pattern (default: the first 12)")
-    parser.add_argument("--strace", action="store_true",
-                        help="also print clang's order of opens, headers and contexts (strace)")
-    parser.add_argument("--sweep", metavar="DIR",
-                        help="instead: both channels on every .c/.cpp file of DIR")
-    opts = parser.parse_args()
-    if opts.sweep:
-        names = sorted(n for n in os.listdir(opts.sweep) if n.endswith((".c", ".cpp")))
-        print(sweep([os.path.join(opts.sweep, n) for n in names], opts.clang))
-        return 0
-
+def report(opts: argparse.Namespace) -> None:
+    """The compiles and what they show, printed (main's default)."""
     def go(**modes) -> Run:
         make = {"evict": evict_answer, "priority": priority_answer}
         run = compile_serving(opts.source, {c: make[c](*(m if isinstance(m, tuple) else (m,)))
@@ -206,20 +192,37 @@ def main() -> int:
               f" exit {s['returncode']}, object {s['object_is_elf']}")
     if opts.strace:
         print("clang's order:", "; ".join(write_order(opts.source, opts.clang)[:16]), "...")
-    other_evict = go(evict="first", priority="weight")
-    print("priority stream, evict=self vs evict=first:",
-          divergence(both, other_evict, "priority"), "questions",
-          {c: questions(other_evict, c) for c in ("evict", "priority")})
-    other_prio = go(evict="self", priority="size")
-    print("eviction stream, priority=weight vs priority=size:",
-          divergence(both, other_prio, "evict"), "questions",
-          {c: questions(other_prio, c) for c in ("evict", "priority")})
+    for label, other, channel in (
+            ("priority stream, evict=self vs evict=first", go(evict="first", priority="weight"),
+             "priority"),
+            ("eviction stream, priority=weight vs priority=size", go(evict="self", priority="size"),
+             "evict")):
+        print(f"{label}:", divergence(both, other, channel), "questions",
+              {c: questions(other, c) for c in ("evict", "priority")})
     target = next((n for n, rows in per_function(both).items()
                    if any(r.channel == "evict" for r in rows)), None)
     if target is not None:
         one = go(evict=("first", target), priority="weight")
         print(f"evict=first in {target} only: functions whose questions changed:",
               changed_functions(both, one))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default=SOURCE)
+    parser.add_argument("--clang", default=CLANG)
+    parser.add_argument("--patterns", action="store_true",
+                        help="print every function's pattern (default: the first 12)")
+    parser.add_argument("--strace", action="store_true",
+                        help="also print clang's order of opens, headers and contexts (strace)")
+    parser.add_argument("--sweep", metavar="DIR",
+                        help="instead: both channels on every .c/.cpp file of DIR")
+    opts = parser.parse_args()
+    if opts.sweep:
+        names = sorted(n for n in os.listdir(opts.sweep) if n.endswith((".c", ".cpp")))
+        print(sweep([os.path.join(opts.sweep, n) for n in names], opts.clang))
+    else:
+        report(opts)
     return 0
 
 

@@ -185,6 +185,28 @@ void openChannel(const std::string& base, int& in, int& out) {
     die("Cannot open outbound file " + base + ".out");
 }
 
+/// The `spam` fault: after answering the current question, asks the same
+/// one again under new ids forever (never returns).
+[[noreturn]] void spamForever(int in, int out, std::vector<std::byte>& advice, int64_t id,
+                              const std::string& lastObservation) {
+  readExactly(in, advice.data(), advice.size());
+  for (++id;; ++id) {
+    std::string again = "{\"observation\":" + std::to_string(id) + "}\n" + lastObservation;
+    writeAll(out, again.data(), again.size());
+    readExactly(in, advice.data(), advice.size());
+  }
+}
+
+/// Appends "CONTEXT ID VALUE" for an answer to the script's answers file.
+void logAnswer(std::FILE* answers, const mlgo::protocol::StreamReader& reader, int64_t id,
+               const std::vector<std::byte>& advice) {
+  std::string value;
+  mlgo::protocol::appendElementText(value, reader.header().advice->type(), advice.data(), 0);
+  std::fprintf(answers, "%s %lld %s\n", reader.context().c_str(), static_cast<long long>(id),
+               value.c_str());
+  std::fflush(answers);
+}
+
 /// Replays the stream; returns after the last record.
 void replay(const Script& script, const std::string& base) {
   std::string recorded = readAll(script.stream);
@@ -215,24 +237,13 @@ void replay(const Script& script, const std::string& base) {
     lastObservation = std::string(record.substr(record.find('\n') + 1));
     if (!triggered && script.fault != "none" && answered == script.faultAfter) {
       triggered = true;
-      if (script.fault == "spam") {
-        readExactly(in, advice.data(), advice.size());
-        for (int64_t id = event.id + 1;; ++id) {
-          std::string again = "{\"observation\":" + std::to_string(id) + "}\n" + lastObservation;
-          writeAll(out, again.data(), again.size());
-          readExactly(in, advice.data(), advice.size());
-        }
-      }
+      if (script.fault == "spam")
+        spamForever(in, out, advice, event.id, lastObservation);
       misbehave(script.fault, out);
     }
     readExactly(in, advice.data(), advice.size());
-    if (answers != nullptr) {
-      std::string value;
-      mlgo::protocol::appendElementText(value, reader.header().advice->type(), advice.data(), 0);
-      std::fprintf(answers, "%s %lld %s\n", reader.context().c_str(),
-                   static_cast<long long>(event.id), value.c_str());
-      std::fflush(answers);
-    }
+    if (answers != nullptr)
+      logAnswer(answers, reader, event.id, advice);
     ++answered;
   }
   if (!triggered && script.fault != "none")

@@ -173,8 +173,10 @@ Result<SessionEvent> FakeSession::next(Observation& observation) {
     auto next = requests_.advance(observation);
     if (!next.ok())
       return fail(next.error());
-    if (*next == detail::RequestStream::Next::kObservation)
+    if (*next == detail::RequestStream::Next::kObservation) {
+      observation.channel = 0; // One channel, as the real session says.
       return SessionEvent::kObservation;
+    }
     if (*next == detail::RequestStream::Next::kNeedMore && !eof_) {
       if (auto st = compilerRuns(); !st.ok())
         return fail(st.error());

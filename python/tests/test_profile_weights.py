@@ -44,6 +44,10 @@ def test_parse_sums_entry_and_block_counts_by_file_and_name():
     assert w.share(["main"], "b.c") == pytest.approx(1 / 1016)
     assert w.share(["unknown"], None) == 0.0
     assert split_name("_ZN1a1fEv") == (None, "_ZN1a1fEv") and split_name("x/y.c;f") == ("y.c", "f")
+    # Objective-C methods: their own colons are not a file's.
+    assert split_name("-[Foo bar:baz:]") == (None, "-[Foo bar:baz:]")
+    assert split_name("a/x.m:+[Foo qux:]") == ("x.m", "+[Foo qux:]")
+    assert split_name("a/x.m;-[Foo bar:]") == ("x.m", "-[Foo bar:]")
 
 
 SOURCE = r"""

@@ -70,7 +70,16 @@ def split_name(profile_name: str) -> tuple[str | None, str]:
     or ``dir/file.c;f`` (an IR-level profile's, which names the source as the command gave
     it) names a local function of file.c's translation unit, matched by the file's name
     alone as ``-main-file-name`` gives it; a plain name an external one (mangled C++ names
-    carry no ':' or ';')."""
+    carry no ':' or ';'). An Objective-C method's name has colons of its own
+    (``-[Foo bar:baz:]``, ``file.m:+[Foo qux:]``): only a file before its ``-[`` / ``+[``
+    is split off."""
+    starts = [i for i in (profile_name.find("-["), profile_name.find("+[")) if i >= 0]
+    if starts:
+        method = min(starts)
+        file = profile_name[:method]
+        if file[-1:] in (";", ":"):
+            return os.path.basename(file[:-1]), profile_name[method:]
+        return None, profile_name
     for sep in (";", ":"):
         if sep in profile_name:
             file, name = profile_name.rsplit(sep, 1)
