@@ -61,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         builds[name] = os.path.join(work, name)
         build_with(recipe, tree, builds[name], flags, d, table,
                    os.path.join(work, "logs", name))
-        with open(d + ".log", encoding="utf-8") as f:
-            served = f.read().splitlines()
+        served = []
+        if os.path.exists(d + ".log"):  # none when no compile was the file's
+            with open(d + ".log", encoding="utf-8") as f:
+                served = f.read().splitlines()
         differ = sum(json.loads(s)["differ"] != {} for s in served)
         bench.say(f"{name}: {len(served)} compiles served; {differ} asked otherwise than "
                   "the search saw")
