@@ -103,10 +103,23 @@ void printReport(const trace::TraceReport& r) {
     std::printf("  failed: %s: %s\n", failure.module.c_str(), failure.message.c_str());
 }
 
+/// A trace records one channel's stream: the priorities a file answers on
+/// the other would be missing from it, and its replay would differ.
+Status refuseFixedPriorities(const env::EnvironmentOptions& options, std::string_view command) {
+  if (options.fixedPriorities.empty())
+    return Status::success();
+  return makeError(ErrorCode::kInvalidArgument,
+                   "{}: --fixed-priorities is not recorded in a trace (the priorities it "
+                   "answers are the host's, on a channel the trace does not hold); run without it",
+                   command);
+}
+
 int runTraceCommand(TraceFlags& flags) {
   auto options = flags.env.finish();
   if (!options.ok())
     return usage(options.error());
+  if (Status refused = refuseFixedPriorities(*options, "trace"); !refused.ok())
+    return usage(refused.error());
   flags.trace.environment = *options;
   flags.trace.selection.seed = options->sampler.seed;
   if (!flags.shard.empty()) {
@@ -137,6 +150,8 @@ int runVerify(const ReplayFlags& flags, bool problemGiven) {
   auto options = flags.env.finish();
   if (!options.ok())
     return usage(options.error());
+  if (Status refused = refuseFixedPriorities(*options, "replay --verify"); !refused.ok())
+    return usage(refused.error());
   trace::VerifyOptions verify;
   verify.trace = flags.file;
   verify.environment = *options;
