@@ -1,6 +1,8 @@
 //===- env/compile_plan.cc - the commands of an episode --------------------===//
 #include "compile_plan.h"
 
+#include "problems_impl.h"
+
 namespace mlgo::env {
 namespace {
 
@@ -50,15 +52,11 @@ CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem
   return args;
 }
 
-Status CompilePlanner::addPriorityChannel(CompileCommand& command,
-                                          const std::filesystem::path& base) const {
-  auto priority = findProblem("regalloc-priority");
-  if (!priority.ok())
-    return priority.error();
+void CompilePlanner::addPriorityChannel(CompileCommand& command,
+                                        const std::filesystem::path& base) const {
   command.extraChannels.push_back(base);
-  for (std::string& arg : (*priority)->interactiveArgs(base.string(), options_))
+  for (std::string& arg : detail::priorityProblem().interactiveArgs(base.string(), options_))
     command.argv.push_back(std::move(arg));
-  return Status::success();
 }
 
 Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
@@ -81,7 +79,7 @@ Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
     for (std::string& arg : problem_->interactiveArgs(command.channelBase.string(), options_))
       command.argv.push_back(std::move(arg));
     if (priorities_ && priorities_->find(module.name) != nullptr)
-      MLGO_TRY(addPriorityChannel(command, planned.dir.path() / kPriorityChannelName));
+      addPriorityChannel(command, planned.dir.path() / kPriorityChannelName);
   }
   return planned;
 }

@@ -73,7 +73,7 @@ private:
                                             const std::filesystem::path& remarks) const;
   Result<PlannedCompile> plan(const corpus::ModuleSpec& module, bool interactive) const;
   /// Opens clang's priority channel on `base` beside the problem's.
-  Status addPriorityChannel(CompileCommand& command, const std::filesystem::path& base) const;
+  void addPriorityChannel(CompileCommand& command, const std::filesystem::path& base) const;
   Result<std::vector<std::string>> optimizationArgs(const corpus::ModuleSpec& module,
                                                     const std::filesystem::path& output) const;
 

@@ -1,6 +1,8 @@
 //===- env/fixed_priorities.cc - priorities the host answers ---------------===//
 #include "mlgo/env/fixed_priorities.h"
 
+#include "problems_impl.h"
+
 #include <llvm/Support/JSON.h>
 
 #include <algorithm>
@@ -109,12 +111,9 @@ const PriorityMultipliers* FixedPriorities::find(std::string_view module) const 
 Result<std::span<const std::byte>> PriorityAnswerer::answer(const protocol::LogHeader& header,
                                                             const Observation& observation) {
   if (!bound_) {
-    auto problem = findProblem("regalloc-priority");
-    if (!problem.ok())
-      return problem.error();
     ProblemOptions options;
     options.priorityFallback = "weight";
-    auto bound = (*problem)->bind(header, options);
+    auto bound = detail::priorityProblem().bind(header, options);
     if (!bound.ok())
       return bound.error();
     bound_ = std::move(*bound);
@@ -126,10 +125,7 @@ Result<std::span<const std::byte>> PriorityAnswerer::answer(const protocol::LogH
   if (auto function = multipliers_->find(observation.context); function != multipliers_->end())
     if (auto m = function->second.find(step); m != function->second.end())
       multiplier = m->second;
-  ActionValue fallback = bound_->fallback(observation);
-  double base = std::holds_alternative<double>(fallback)
-                    ? std::get<double>(fallback)
-                    : static_cast<double>(std::get<int64_t>(fallback));
+  double base = detail::numericAction(bound_->fallback(observation));
   double priority = std::clamp(base * multiplier, 0.0, kHighestPriority);
   MLGO_TRY(bound_->encode(ActionValue(priority), advice_));
   ++answered_;
