@@ -211,7 +211,8 @@ def arguments() -> tuple[argparse.Namespace, dict]:
     p.add_argument("--candidates", type=int, default=3, help="--pick: candidates per function")
     p.add_argument("--pick-timeout", type=float, default=3600.0,
                    help="--pick: seconds each build and workload run may take")
-    p.add_argument("--regalloc-score", default="llvm", choices=["llvm", "instructions"],
+    p.add_argument("--regalloc-score", default="llvm",
+                   choices=["llvm", "instructions", "executed"],
                    help="regalloc: the score tune's search lowers (docs/regalloc.md)")
     p.add_argument("--wall", type=int, metavar="PAIRS",
                    help="only the wall times of the builds an earlier run left in --work: "

@@ -3,6 +3,8 @@
 
 #include "problems_impl.h"
 
+#include "mlgo/env/executed_estimate.h"
+
 namespace mlgo::env {
 namespace {
 
@@ -47,6 +49,9 @@ CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem
   bool cc1 = isCc1(*args);
   for (std::string& arg : problem_->scoreArgs(remarks, cc1))
     args->push_back(std::move(arg));
+  if (scoreKind() == ScoreKind::kRegallocExecuted)
+    for (std::string& arg : executedScoreArgs(cc1))
+      args->push_back(std::move(arg));
   if (!cc1)
     args->push_back("-fno-crash-diagnostics");
   return args;
@@ -96,6 +101,8 @@ ScoreKind CompilePlanner::scoreKind() const {
   ScoreKind kind = problem_->scoreKind();
   if (kind == ScoreKind::kRegallocCost && options_.regallocScore == "instructions")
     return ScoreKind::kRegallocInstructions;
+  if (kind == ScoreKind::kRegallocCost && options_.regallocScore == "executed")
+    return ScoreKind::kRegallocExecuted;
   return kind;
 }
 
@@ -108,6 +115,8 @@ CompilePlanner::baselineKeyArgs(const corpus::ModuleSpec& module) const {
   // default's keys stay as they were.
   if (scoreKind() == ScoreKind::kRegallocInstructions)
     args->push_back("<score:instructions>");
+  if (scoreKind() == ScoreKind::kRegallocExecuted)
+    args->push_back("<score:executed>");
   return keyArgs(std::move(*args), module);
 }
 
@@ -154,6 +163,8 @@ Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) 
       return bytes.error();
     return ModuleScore{static_cast<double>(*bytes), {}};
   }
+  if (kind == ScoreKind::kRegallocExecuted)
+    return executedEstimate(command.objectPath);
   auto costs = readRegallocRemarks(command.remarksPath);
   if (!costs.ok())
     return costs.error();

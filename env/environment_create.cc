@@ -61,8 +61,8 @@ Status Environment::Impl::checkOptions(Settings& settings) {
     return found.error();
   problem = *found;
   settings.problemOptions = options.problemOptions;
-  if (auto weights = regallocWeights(settings.problemOptions.regallocScore); !weights.ok())
-    return weights.error().withContext("regalloc_score");
+  if (Status known = checkRegallocScore(settings.problemOptions.regallocScore); !known.ok())
+    return known.error().withContext("regalloc_score");
   // The vocabulary first: a bad file is reported before clang is probed.
   if (!options.ir2vecVocabulary.empty())
     MLGO_TRY(loadVocabulary(settings));

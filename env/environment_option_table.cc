@@ -47,9 +47,7 @@ Status setCompileTimeout(O& o, V v) {
 }
 
 Status setRegallocScore(O& o, V v) {
-  auto weights = regallocWeights(text(v));
-  if (!weights.ok())
-    return std::move(weights).error();
+  MLGO_TRY(checkRegallocScore(text(v)));
   o.problemOptions.regallocScore = std::move(text(v));
   return Status::success();
 }
@@ -149,7 +147,9 @@ constexpr EnvironmentOptionSpec kTable[] = {
     {.keyword = "regalloc_score", .flag = "--regalloc-score", .kind = OptionKind::kText,
      .help = "regalloc problems: the score, llvm (4*reloads + spills + 0.2*copies, folded ones "
              "like their kind) or instructions (spills + reloads + copies, folded ones 0: the "
-             "instructions they add); each frequency-weighted",
+             "instructions they add), each frequency-weighted, from clang's remarks; or "
+             "executed (every instruction of the object times its block's frequency and its "
+             "function's profile entry count: what the code is estimated to execute)",
      .showDefault = true,
      .get = [](const O& o) -> V { return o.problemOptions.regallocScore; },
      .set = setRegallocScore},

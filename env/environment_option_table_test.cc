@@ -127,7 +127,7 @@ TEST(EnvironmentOptionTable, BadValuesAreRefusedNamingTheOptionAsGiven) {
             "--sampler: unknown sampler 'nope' (expected uniform, without-replacement or "
             "round-robin)");
   EXPECT_EQ(refusal("regalloc_score", std::string("copies"), "--regalloc-score"),
-            "--regalloc-score: unknown regalloc score 'copies' (expected llvm or instructions)");
+            "--regalloc-score: unknown regalloc score 'copies' (expected llvm, instructions or executed)");
   EXPECT_EQ(refusal("jobs", uint64_t{1} << 33, "jobs"), "jobs: 8589934592 compilers is too many");
   EXPECT_EQ(refusal("replace_flags", std::vector<std::string>{"-O2"}, "--replace-flag"),
             "--replace-flag: replace rule '-O2' must have the form FLAG=VALUE");

@@ -37,6 +37,12 @@ std::string Problem::rewardDefinition(std::string_view regallocScore) const {
     return "1 - policy/default, where a score is the bytes of the object's executable "
            "sections and default is a plain compile with the same flags; 0 on intermediate "
            "steps";
+  if (regallocScore == "executed")
+    return "1 - policy/default, where a score is the instructions the object's code is "
+           "estimated to execute (each block's instructions times its frequency relative to "
+           "its function's entry, times the function's profile entry count, or 1 without a "
+           "profile; from the object's block map) summed over the module's functions, and "
+           "default is a plain compile with the same flags; 0 on intermediate steps";
   if (regallocScore == "instructions")
     return "1 - policy/default, where a score is spills + reloads + copies (frequency-weighted, "
            "folded spills and reloads 0: an estimate of the instructions they add) summed over "

@@ -3,13 +3,15 @@
 /// With the real clang-22 on a demo module that copies registers: the
 /// `instructions` score is spills + reloads + copies (folded ones 0) of the
 /// same remarks LLVM's weighting reads, read independently with
-/// llvm-remarkutil; it changes the score; and the baseline cache never hands
-/// one kind's default score to the other.
+/// llvm-remarkutil; it changes the score; the `executed` score is the
+/// estimate (executed_estimate.h) of the plain object; and the baseline cache
+/// never hands one kind's default score to another.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/environment.h"
 
 #include "mlgo/corpus/command_line.h"
+#include "mlgo/env/executed_estimate.h"
 #include "mlgo/env/run_compile.h"
 #include "testing/test_util.h"
 
@@ -20,6 +22,8 @@
 
 namespace mlgo::env {
 namespace {
+
+namespace fs = std::filesystem;
 
 constexpr std::string_view kModule = "sha256.o";
 
@@ -143,6 +147,47 @@ TEST_F(RegallocScoreOption, InstructionsWeighsCopiesLikeReloadsAndFoldedOnesZero
   }
 }
 
+TEST_F(RegallocScoreOption, ExecutedIsTheEstimateOfThePlainObject) {
+  auto llvm = make("llvm");
+  ASSERT_TRUE(llvm);
+  EpisodeSummary byLlvm = play(*llvm);
+  const corpus::ModuleSpec* spec = nullptr;
+  for (const auto& module : llvm->corpus().modules())
+    spec = module.name == kModule ? &module : spec;
+  ASSERT_NE(spec, nullptr);
+  // The plain compile with the estimate's arguments, read on its own.
+  fs::path object = scratch_.path() / "plain.o";
+  CompileCommand compile;
+  compile.argv = {MLGO_CLANG};
+  auto args = corpus::recompileArgs(*spec, object);
+  ASSERT_TRUE(args.ok());
+  compile.argv.insert(compile.argv.end(), args->begin(), args->end());
+  for (std::string& arg : executedScoreArgs(!args->empty() && (*args)[0] == "-cc1"))
+    compile.argv.push_back(std::move(arg));
+  ASSERT_TRUE(runCompile(scope_, compile, std::chrono::seconds(120)).ok());
+  auto expected = executedEstimate(object);
+  ASSERT_TRUE(expected.ok()) << expected.error().message();
+  ASSERT_GT(expected->total, 0);
+  llvm.reset();
+
+  // The same cache as the llvm score's: its entry is not taken.
+  auto executed = make("executed");
+  ASSERT_TRUE(executed);
+  EXPECT_NE(executed->describe().rewardDefinition.find("estimated to execute"),
+            std::string::npos)
+      << executed->describe().rewardDefinition;
+  EpisodeSummary byExecuted = play(*executed);
+  EXPECT_FALSE(byExecuted.baselineCached);
+  EXPECT_NE(byExecuted.defaultScore, byLlvm.defaultScore);
+  EXPECT_NEAR(byExecuted.defaultScore, expected->total, 1e-9 * expected->total);
+  ASSERT_EQ(byExecuted.contexts.size(), expected->contexts.size());
+  for (size_t i = 0; i < expected->contexts.size(); ++i) {
+    EXPECT_EQ(byExecuted.contexts[i].name, expected->contexts[i].first);
+    EXPECT_NEAR(*byExecuted.contexts[i].baseline, expected->contexts[i].second,
+                1e-9 * (1 + expected->contexts[i].second));
+  }
+}
+
 TEST_F(RegallocScoreOption, AnUnknownScoreIsRefusedBeforeClangRuns) {
   EnvironmentOptions options;
   options.problem = "regalloc";
@@ -152,7 +197,8 @@ TEST_F(RegallocScoreOption, AnUnknownScoreIsRefusedBeforeClangRuns) {
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(env.error().message(),
-            "regalloc_score: unknown regalloc score 'copies' (expected llvm or instructions)");
+            "regalloc_score: unknown regalloc score 'copies' (expected llvm, instructions or "
+            "executed)");
 }
 
 } // namespace

@@ -107,6 +107,14 @@ Result<RegallocWeights> regallocWeights(std::string_view name) {
                    "unknown regalloc score '{}' (expected llvm or instructions)", name);
 }
 
+Status checkRegallocScore(std::string_view name) {
+  for (std::string_view known : kRegallocScores)
+    if (name == known)
+      return Status::success();
+  return makeError(ErrorCode::kInvalidArgument,
+                   "unknown regalloc score '{}' (expected llvm, instructions or executed)", name);
+}
+
 ModuleScore regallocScore(const std::vector<RegallocCosts>& costs, const RegallocWeights& weights) {
   ModuleScore score;
   for (const RegallocCosts& c : costs) {

@@ -61,6 +61,12 @@ TEST(RegallocWeighting, NamesPickTheWeightsAndUnknownOnesAreRefused) {
   RegallocCosts c = costs("f");
   EXPECT_DOUBLE_EQ(c.score(*regallocWeights("llvm")), c.score(kLlvmWeights));
   EXPECT_DOUBLE_EQ(c.score(*regallocWeights("instructions")), c.score(kInstructionWeights));
+  for (std::string_view name : kRegallocScores)
+    EXPECT_TRUE(checkRegallocScore(name).ok()) << name;
+  EXPECT_FALSE(regallocWeights("executed").ok()) << "not a weighting of the remarks";
+  Status unknown = checkRegallocScore("copies");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code(), ErrorCode::kInvalidArgument);
   auto bad = regallocWeights("LLVM");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);

@@ -5,6 +5,7 @@
 #include "dev_mode_probe.h"
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/compiler_session.h"
+#include "mlgo/env/executed_estimate.h"
 #include "mlgo/env/run_compile.h"
 #include "mlgo/env/score.h"
 #include "mlgo/protocol/stream_reader.h"
@@ -42,6 +43,18 @@ template <typename F> Status readLogFile(const std::filesystem::path& path, F&& 
       MLGO_TRY(onEvent(reader, event));
     }
   }
+}
+
+/// The compile's score from its regalloc remarks, weighed as `weighting` says.
+Result<env::ModuleScore> remarksScore(const env::CompileCommand& command,
+                                      std::string_view weighting) {
+  auto costs = env::readRegallocRemarks(command.remarksPath);
+  if (!costs.ok())
+    return costs.error();
+  auto weights = env::regallocWeights(weighting);
+  if (!weights.ok())
+    return weights.error();
+  return env::regallocScore(*costs, *weights);
 }
 
 } // namespace
@@ -82,6 +95,10 @@ Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
   command.argv.insert(command.argv.end(), args->begin(), args->end());
   for (std::string& arg : problem.scoreArgs(command.remarksPath, /*cc1=*/true))
     command.argv.push_back(std::move(arg));
+  bool executed = options.problemOptions.regallocScore == "executed";
+  if (executed)
+    for (std::string& arg : env::executedScoreArgs(/*cc1=*/true))
+      command.argv.push_back(std::move(arg));
   for (std::string& arg : trainingLogArgs(problem, log))
     command.argv.push_back(std::move(arg));
   command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
@@ -106,16 +123,13 @@ Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
                        event.data.last(actionBytes));
   };
   MLGO_TRY(readLogFile(log, onEvent));
-  auto costs = env::readRegallocRemarks(command.remarksPath);
-  if (!costs.ok())
-    return costs.error().withContext(fmt::format("module {}", module));
-  auto weights = env::regallocWeights(options.problemOptions.regallocScore);
-  if (!weights.ok())
-    return weights.error();
-  env::ModuleScore score = env::regallocScore(*costs, *weights);
+  auto score = executed ? env::executedEstimate(command.objectPath)
+                        : remarksScore(command, options.problemOptions.regallocScore);
+  if (!score.ok())
+    return score.error().withContext(fmt::format("module {}", module));
   env::EpisodeSummary summary;
-  summary.policyScore = summary.defaultScore = score.total;
-  for (const auto& [name, value] : score.contexts)
+  summary.policyScore = summary.defaultScore = score->total;
+  for (const auto& [name, value] : score->contexts)
     summary.contexts.push_back({name, value, value});
   return finishTracedModule(builder, problem, module, summary);
 }

@@ -108,7 +108,7 @@ def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | 
     """A function making one environment (in-process, or connected to `remote`);
     `temp_dir` is the compilers' scratch directory (in-process only); `ir2vec_vocab`
     (a vocabulary path or "default") adds the IR2Vec embeddings to inlining observations
-    (in-process only; a server has its own); `regalloc_score` ("llvm", "instructions";
+    (in-process only; a server has its own); `regalloc_score` ("llvm", "instructions", "executed";
     None: the environment's default) is the regalloc problems' score (in-process only)."""
     import mlgo_env  # the package's entry point; imported late so policy tools need no core
 

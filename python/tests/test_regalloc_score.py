@@ -39,12 +39,13 @@ def default_episode(env) -> dict:
 
 def test_make_passes_the_score_to_the_environment(tmp_path):
     scores = {}
-    for name in ("llvm", "instructions"):
+    for name in ("llvm", "instructions", "executed"):
         env = mlgo_env.make("regalloc", regalloc_score=name, jobs=1,
                             cache_dir=str(tmp_path / "cache"))  # one cache for both
         try:
             reward = env.description["reward"]
             assert ("spills + reloads + copies" in reward) == (name == "instructions"), reward
+            assert ("estimated to execute" in reward) == (name == "executed"), reward
             info = default_episode(env)
             assert info["default_score"] > 0
             scores[name] = info["default_score"]
@@ -52,11 +53,13 @@ def test_make_passes_the_score_to_the_environment(tmp_path):
             env.close()
     # Not the cached llvm figure: copies weigh 1 instead of 0.2, folded ones 0.
     assert scores["instructions"] != scores["llvm"], scores
+    # every instruction of the object, not only what the allocator added
+    assert scores["executed"] > scores["instructions"], scores
 
 
 def test_an_unknown_score_is_refused_naming_the_keyword():
     with pytest.raises(mlgo_env.InvalidParams, match="regalloc_score: unknown regalloc "
-                       r"score 'copies' \(expected llvm or instructions\)"):
+                       r"score 'copies' \(expected llvm, instructions or executed\)"):
         mlgo_env.make("regalloc", regalloc_score="copies")
 
 
@@ -92,6 +95,9 @@ def test_tune_searches_a_module_again_under_another_score(tmp_path):
     said = []
     matching = pick._matching_states(o, read_manifest(out), said.append)
     assert MODULE in matching and not said, said
+    executed, by_object = run("executed")
+    assert executed.searched == 1, "the executed score searches afresh"
+    assert by_object["identity"]["score"] == "executed"
     back, _ = run("llvm")
     assert back.searched == 1, "back to llvm's score searches again"
     said = [line for line in status_lines(out, None, None) if line.startswith("score: ")]

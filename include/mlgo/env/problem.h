@@ -57,6 +57,10 @@ enum class ScoreKind : uint8_t {
   /// regalloc problem scores with under ProblemOptions::regallocScore
   /// "instructions" (CompilePlanner::scoreKind); no Problem reports it.
   kRegallocInstructions,
+  /// The instructions the object's code is estimated to execute
+  /// (executed_estimate.h): what a regalloc problem scores with under
+  /// ProblemOptions::regallocScore "executed"; no Problem reports it.
+  kRegallocExecuted,
 };
 
 struct ProblemOptions {
@@ -73,11 +77,13 @@ struct ProblemOptions {
   /// its start, hints and the register class's priority). One of
   /// kPriorityFallbacks; bench/priority_fallbacks.py measures them.
   std::string priorityFallback = "weight";
-  /// regalloc problems: how a compile's spill, reload and copy costs are
-  /// weighed into its score, one of score.h's kRegallocWeightings: `llvm`
-  /// (LLVM's RegAllocScore, the default) or `instructions` (an estimate of
-  /// the executed instructions they add). Part of the default score's cache
-  /// key. Other problems ignore it.
+  /// regalloc problems: what a compile is scored by, one of score.h's
+  /// kRegallocScores: `llvm` (LLVM's RegAllocScore, the default) or
+  /// `instructions` (an estimate of the executed instructions the spills,
+  /// reloads and copies add), both from clang's remarks, or `executed` (the
+  /// instructions the object's code is estimated to execute, from its block
+  /// map: executed_estimate.h). Part of the default score's cache key. Other
+  /// problems ignore it.
   std::string regallocScore = "llvm";
   /// regalloc-priority: the answer of the `constant` fallback.
   double constantPriority = 1.0;

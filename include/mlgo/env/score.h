@@ -54,10 +54,18 @@ inline constexpr RegallocWeights kLlvmWeights{
 inline constexpr RegallocWeights kInstructionWeights{
     .reloads = 1.0, .spills = 1.0, .foldedReloads = 0.0, .foldedSpills = 0.0, .copies = 1.0};
 
-/// The weightings by name: "llvm" or "instructions" (kRegallocWeightings
-/// lists them); kInvalidArgument naming the choices otherwise.
+/// The weightings of the remarks by name: "llvm" or "instructions"
+/// (kRegallocWeightings lists them); kInvalidArgument naming the choices
+/// otherwise.
 inline constexpr std::string_view kRegallocWeightings[] = {"llvm", "instructions"};
 Result<RegallocWeights> regallocWeights(std::string_view name);
+
+/// Every regalloc score by name: the two weightings of the remarks and
+/// "executed", the estimate read from the object (executed_estimate.h).
+inline constexpr std::string_view kRegallocScores[] = {"llvm", "instructions", "executed"};
+/// Success when `name` is one of kRegallocScores; kInvalidArgument naming
+/// the choices otherwise.
+Status checkRegallocScore(std::string_view name);
 
 /// Frequency-weighted register allocation costs of one function.
 struct RegallocCosts {

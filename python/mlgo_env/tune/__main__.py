@@ -46,6 +46,7 @@ import sys
 
 from .. import cluster
 from ..tuning import status as st
+from ..tuning.identity import REGALLOC_SCORES
 from ..tuning.session import TuneOptions, tune
 
 
@@ -67,11 +68,12 @@ def _tune(argv: list[str]) -> int:
                    help="inlining: do not write DIR/inline-replay.txt after the search")
     p.add_argument("--launcher", help="mlgo-env-launch, for the replay file (default: the "
                    "build tree's, or PATH)")
-    p.add_argument("--regalloc-score", default="llvm", choices=["llvm", "instructions"],
+    p.add_argument("--regalloc-score", default="llvm", choices=list(REGALLOC_SCORES),
                    help="regalloc: the score the search lowers: llvm (4*reloads + spills + "
-                   "0.2*copies, LLVM's RegAllocScore) or instructions (spills + reloads + "
-                   "copies, folded ones 0); a module searched under the other is searched "
-                   "afresh")
+                   "0.2*copies, LLVM's RegAllocScore), instructions (spills + reloads + "
+                   "copies, folded ones 0) or executed (every instruction of the object "
+                   "times its block's frequency and its function's profile entry count); a "
+                   "module searched under another is searched afresh")
     p.add_argument("--no-profile-order", action="store_true",
                    help="regalloc: with a profile, do not search the modules its workload "
                    "runs first (by default they take the budget in proportion to their "

@@ -260,12 +260,17 @@ def module_opt_level(corpus: str, module: str) -> str:
     return opt_level(module_args(corpus, module))
 
 
+#: the regalloc scores a search may lower (the environment's `regalloc_score`; docs/regalloc.md)
+REGALLOC_SCORES = ("llvm", "instructions", "executed")
+
+
 def tuned_identity(corpus: str, module: str, clang_version: str,
                    score: str | None = None) -> dict[str, str]:
     """What a tuned module's state is keyed by: its corpus identity (with its profile's)
     and the compiler's version (a module tuned with another compiler, or with another
     profile, is tuned again), and the regalloc score its search lowered when it is not
-    LLVM's (`score` "instructions"; None or "llvm": none, as before the option)."""
+    LLVM's (`score` "instructions" or "executed"; None or "llvm": none, as before the
+    option)."""
     extra = {"score": score} if score not in (None, "llvm") else {}
     return {**module_identity(corpus, module), "clang": clang_version, **extra}
 

@@ -36,7 +36,7 @@ from .. import episodes as ep
 from ..cluster import Failure, TaskRunner, open_runner
 from . import record
 from .carry import CarriedTuner
-from .identity import clang_identity, identity_features, tuned_identity
+from .identity import REGALLOC_SCORES, clang_identity, identity_features, tuned_identity
 from .profile_weights import corpus_profile, main_file, profdata_tool, read_profile_weights
 from .state import load_states, save_state
 from .table import write_table
@@ -62,8 +62,9 @@ class TuneOptions:
     scheduler: str | None = None
     #: the compiler the environments run (recorded in the table); None: clang-22 on PATH
     clang: str | None = None
-    #: regalloc: the score the search lowers, "llvm" (LLVM's RegAllocScore) or
-    #: "instructions" (spills + reloads + copies, folded ones 0); kept in each module's
+    #: regalloc: the score the search lowers, "llvm" (LLVM's RegAllocScore),
+    #: "instructions" (spills + reloads + copies, folded ones 0) or "executed" (the
+    #: instructions the object's code is estimated to execute); kept in each module's
     #: state identity (as "score", when not "llvm"): another score searches afresh
     regalloc_score: str = "llvm"
     #: regalloc with a profile: search the modules the workload runs first (module doc)
@@ -280,9 +281,9 @@ def _score_identity(o: TuneOptions) -> dict[str, str]:
     """What the score adds to a module's identity: nothing for LLVM's (so states made
     before the option stay as they are), {"score": name} for another. ValueError for an
     unknown score, or a score other than LLVM's on a problem other than regalloc."""
-    if o.regalloc_score not in ("llvm", "instructions"):
-        raise ValueError(f"unknown regalloc score '{o.regalloc_score}' (expected llvm or "
-                         "instructions)")
+    if o.regalloc_score not in REGALLOC_SCORES:
+        raise ValueError(f"unknown regalloc score '{o.regalloc_score}' (expected llvm, "
+                         "instructions or executed)")
     if o.regalloc_score == "llvm":
         return {}
     if o.problem != "regalloc":

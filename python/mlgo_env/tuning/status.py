@@ -65,7 +65,9 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
 SCORES = {"llvm": "LLVM's weighting: reloads 4, spills 1, copies 0.2, folded ones as "
                   "the others, each times its block's frequency",
           "instructions": "spills + reloads + copies, folded ones 0, each times its "
-                          "block's frequency"}
+                          "block's frequency",
+          "executed": "every instruction of the object, each times its block's frequency "
+                      "and its function's profile entry count"}
 
 
 def score_line(states: dict) -> str:
