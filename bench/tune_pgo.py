@@ -33,7 +33,8 @@ in bench/recipes.py, which name the workload):
 Wall times: `--wall PAIRS` (after a run, on a quiet machine) times each workload step on
 the held-back input with the builds that run left, PGO against each tuned build, in PAIRS
 alternating pairs pinned to one CPU (`--cpu`, default 1): medians, their ratio, the
-pairs' range, and the load average before and after.
+pairs' range, and the load average before and after. `--builds` names the tuned builds
+(directories of the run's work folder; default `pgo+tuned,pgo+picked`).
 The reserved packages are refused, as by bench/tune.py.
 """
 from __future__ import annotations
@@ -219,6 +220,9 @@ def arguments() -> tuple[argparse.Namespace, dict]:
                    "PGO against each tuned build on the held-back input, PAIRS alternating "
                    "pairs pinned to --cpu (run it on a quiet machine)")
     p.add_argument("--cpu", type=int, default=1, help="--wall: the CPU the runs are pinned to")
+    p.add_argument("--builds", default="pgo+tuned,pgo+picked",
+                   help="--wall: the tuned builds timed against PGO, comma-separated "
+                   "directories of WORK (those that exist)")
     a = p.parse_args()
     if a.regalloc_score != "llvm" and a.problem != "regalloc":
         p.error("--regalloc-score needs --problem regalloc")
@@ -275,7 +279,7 @@ def main() -> int:
     logs = os.path.join(work, "logs")
     if a.wall is not None:
         builds = {side: os.path.join(work, side)
-                  for side in ["plain", "pgo", "pgo+tuned", "pgo+picked"]
+                  for side in ["plain", "pgo", *a.builds.split(",")]
                   if os.path.isdir(os.path.join(work, side))}
         if not {"plain", "pgo"} <= set(builds) or len(builds) < 3:
             raise SystemExit(f"bench/tune_pgo: --wall needs the builds of an earlier run in "

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace mlgo::env {
 namespace {
@@ -97,30 +98,29 @@ struct FunctionRun {
   double perEntry = 0;
 };
 
+/// The value of `expected`, or none (its error dropped: a symbol LLVM cannot
+/// read is a symbol without a name here).
+template <typename T> std::optional<T> valueOf(llvm::Expected<T> expected) {
+  if (!expected) {
+    llvm::consumeError(expected.takeError());
+    return std::nullopt;
+  }
+  return std::move(*expected);
+}
+
 /// The names of the function symbols of section `section`, by address.
 std::map<uint64_t, std::string> functionNames(const llvm::object::ELFObjectFileBase& object,
                                               const llvm::object::SectionRef& section) {
   std::map<uint64_t, std::string> names;
   for (const llvm::object::ELFSymbolRef symbol : object.symbols()) {
-    auto type = symbol.getType();
-    auto in = symbol.getSection();
-    if (!type || *type != llvm::object::SymbolRef::ST_Function || !in || *in != section) {
-      if (!type)
-        llvm::consumeError(type.takeError());
-      if (!in)
-        llvm::consumeError(in.takeError());
+    auto type = valueOf(symbol.getType());
+    auto in = valueOf(symbol.getSection());
+    if (type != llvm::object::SymbolRef::ST_Function || !in || **in != section)
       continue;
-    }
-    auto address = symbol.getValue();
-    auto name = symbol.getName();
+    auto address = valueOf(symbol.getValue());
+    auto name = valueOf(symbol.getName());
     if (address && name)
       names.emplace(*address, name->str());
-    else {
-      if (!address)
-        llvm::consumeError(address.takeError());
-      if (!name)
-        llvm::consumeError(name.takeError());
-    }
   }
   return names;
 }

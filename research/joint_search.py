@@ -44,10 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--module", action="append", required=True)
     p.add_argument("--seconds", type=float, default=240.0, help="per module")
     p.add_argument("--out", required=True)
+    p.add_argument("--regalloc-score", default="instructions",
+                   choices=["llvm", "instructions", "executed"],
+                   help="the score the search lowers (docs/regalloc.md)")
     a = p.parse_args(argv)
     with open(a.priorities, encoding="utf-8") as f:
         priorities = {m["module"]: m for m in json.load(f)["modules"]}
-    env = mlgo_env.make("regalloc", a.corpus, regalloc_score="instructions",
+    env = mlgo_env.make("regalloc", a.corpus, regalloc_score=a.regalloc_score,
                         fixed_priorities=a.priorities)
     results = []
     try:

@@ -142,11 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--module", action="append", required=True)
     p.add_argument("--seconds", type=float, default=240.0, help="per module")
     p.add_argument("--out", required=True)
+    p.add_argument("--regalloc-score", default="instructions",
+                   choices=["llvm", "instructions", "executed"],
+                   help="the score the search lowers (docs/regalloc.md)")
     p.add_argument("--confirm", action="store_true",
                    help="replay --out's results instead of searching (adds \"questions\")")
     a = p.parse_args(argv)
     env = mlgo_env.make("regalloc-priority", a.corpus, priority_fallback="weight",
-                        regalloc_score="instructions")
+                        regalloc_score=a.regalloc_score)
     results = []
     if a.confirm:
         with open(a.out, encoding="utf-8") as f:
