@@ -4,7 +4,7 @@ workload, tuned on top of it, and measured on an input the profile never saw.
 
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils [--problem regalloc|inlining]
         [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
-        [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions]
+        [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions|executed]
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils --wall 10 [--cpu 1] [--work ...]
 
 Steps (each printed with its wall time), by the package's own build system (the recipes
@@ -15,7 +15,8 @@ in bench/recipes.py, which name the workload):
 2. `llvm-profdata merge` into WORK/pgo.profdata;
 3. the corpus captured with the profile in CFLAGS (`-O2 -fprofile-instr-use=WORK/pgo.profdata`)
    and `python -m mlgo_env.tune` on it (regalloc by default; --regalloc-score is passed on:
-   the score its search lowers, LLVM's weighting or the instructions estimate);
+   the score its search lowers, LLVM's weighting, the instructions estimate or the executed
+   estimate);
    With --pick (regalloc), the table is copied as the search left it (WORK/tuning-static)
    and `python -m mlgo_env.tune pick` chooses its hot functions' decisions by the workload
    on the training input: its build is `make clean && make` in a configured PGO tree
@@ -228,6 +229,8 @@ def arguments() -> tuple[argparse.Namespace, dict]:
         p.error("--regalloc-score needs --problem regalloc")
     if a.pick and a.problem != "regalloc":
         p.error("--pick needs --problem regalloc")
+    if {"plain", "pgo"} & set(a.builds.split(",")):
+        p.error("--builds names tuned builds; plain and pgo are always there")
     if a.wall is not None and a.wall < 1:
         p.error(f"--wall takes a number of pairs, at least 1, not {a.wall}")
     if a.package in bench.RESERVED:
@@ -279,7 +282,7 @@ def main() -> int:
     logs = os.path.join(work, "logs")
     if a.wall is not None:
         builds = {side: os.path.join(work, side)
-                  for side in ["plain", "pgo", *a.builds.split(",")]
+                  for side in ["plain", "pgo", *[b for b in a.builds.split(",") if b]]
                   if os.path.isdir(os.path.join(work, side))}
         if not {"plain", "pgo"} <= set(builds) or len(builds) < 3:
             raise SystemExit(f"bench/tune_pgo: --wall needs the builds of an earlier run in "

@@ -61,9 +61,9 @@ public:
   const FixedPriorities* fixedPriorities() const { return priorities_.get(); }
 
   const Problem& problem() const { return *problem_; }
-  /// What its compiles are scored by: the problem's kind, or
-  /// kRegallocInstructions for a regalloc problem whose options ask for the
-  /// `instructions` score.
+  /// What its compiles are scored by: the problem's kind, or, for a regalloc
+  /// problem whose options ask for the `instructions` or the `executed`
+  /// score, kRegallocInstructions or kRegallocExecuted.
   ScoreKind scoreKind() const;
   support::CleanupScope& scope() const { return *scope_; }
 

@@ -1,10 +1,11 @@
 //===- env/executed_estimate_clang_test.cc - the `executed` estimate -------===//
 ///
 /// With the real clang-22: a one-block function's estimate is its instruction
-/// count as llvm-objdump-22 lists it; a loop makes its function's estimate
-/// exceed its instructions; with a profile each function weighs its entry
-/// count (one the workload never called weighs nothing); without one each
-/// weighs 1; bad objects are clear errors.
+/// count as llvm-objdump-22 lists it; a loop's function is its blocks'
+/// instructions weighed by the frequencies llvm-readobj-22 lists; with a
+/// profile each function weighs its entry count (one the workload never
+/// called weighs nothing); without one each weighs 1; a split function and
+/// bad objects are clear errors.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/executed_estimate.h"
@@ -86,6 +87,19 @@ protected:
     return object;
   }
 
+  /// A profile of a workload that calls hot() ten times and never cold() or
+  /// small().
+  fs::path profile() {
+    fs::path exe = dir_.path() / "instrumented";
+    fs::path raw = dir_.path() / "run.profraw";
+    fs::path merged = dir_.path() / "run.profdata";
+    run({MLGO_CLANG, "-O2", "-fprofile-instr-generate", (dir_.path() / "s.c").string(),
+         (dir_.path() / "main.c").string(), "-o", exe.string()});
+    run({exe.string()}, {"LLVM_PROFILE_FILE=" + raw.string()});
+    run({"llvm-profdata-22", "merge", "-o", merged.string(), raw.string()});
+    return merged;
+  }
+
   support::CleanupScope scope_; // Outlives what is registered in it.
   support::TempDir dir_;
 };
@@ -108,24 +122,71 @@ TEST_F(ExecutedEstimate, WithoutAProfileEachFunctionWeighsOneEntry) {
   EXPECT_NEAR(score->total, sum, 1e-9 * sum);
 }
 
+TEST_F(ExecutedEstimate, BlocksWeighTheirFrequencyAsLlvmReadobjListsThem) {
+  fs::path object = compile("plain.o", {});
+  auto score = executedEstimate(object);
+  ASSERT_TRUE(score.ok()) << score.error().message();
+  // Independently: hot()'s blocks (offset, size, frequency) from
+  // llvm-readobj-22, their instructions from llvm-objdump-22.
+  std::istringstream map(run({"llvm-readobj-22", "--bb-addr-map", object.string()}));
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;
+  std::vector<double> frequencies;
+  std::string line;
+  bool inHot = false;
+  auto number = [&](std::string_view key) {
+    std::string text = line.substr(line.find(key) + key.size());
+    return std::stoull(text, nullptr, text.starts_with("0x") ? 16 : 10);
+  };
+  while (std::getline(map, line)) {
+    if (line.find("Name: ") != std::string::npos && line.find("At:") == std::string::npos)
+      inHot = line.ends_with("Name: hot");
+    else if (inHot && line.find("Offset: ") != std::string::npos)
+      blocks.emplace_back(number("Offset: "), 0);
+    else if (inHot && line.find(" Size: ") != std::string::npos && !blocks.empty())
+      blocks.back().second = number("Size: ");
+    else if (inHot && line.find("Frequency: ") != std::string::npos)
+      frequencies.push_back(static_cast<double>(number("Frequency: ")));
+  }
+  ASSERT_GT(blocks.size(), 2u) << "hot() has a loop";
+  ASSERT_EQ(frequencies.size(), blocks.size());
+  std::istringstream listing(run({"llvm-objdump-22", "-d", "--no-show-raw-insn",
+                                  "--disassemble-symbols=hot", object.string()}));
+  std::vector<uint64_t> addresses;
+  while (std::getline(listing, line))
+    if (line.starts_with(" ") && line.find(':') != std::string::npos)
+      addresses.push_back(std::stoull(line.substr(0, line.find(':')), nullptr, 16));
+  double expected = 0;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    uint64_t inside = 0;
+    for (uint64_t a : addresses)
+      inside += a >= blocks[b].first && a < blocks[b].first + blocks[b].second;
+    expected += frequencies[b] / frequencies[0] * static_cast<double>(inside);
+  }
+  EXPECT_NEAR(byFunction(*score).at("hot"), expected, 1e-9 * expected);
+}
+
 TEST_F(ExecutedEstimate, AProfileWeighsEachFunctionByItsEntryCount) {
-  // The workload calls hot() ten times and never cold() or small().
-  fs::path exe = dir_.path() / "instrumented";
-  fs::path raw = dir_.path() / "run.profraw";
-  fs::path profile = dir_.path() / "run.profdata";
-  run({MLGO_CLANG, "-O2", "-fprofile-instr-generate", (dir_.path() / "s.c").string(),
-       (dir_.path() / "main.c").string(), "-o", exe.string()});
-  run({exe.string()}, {"LLVM_PROFILE_FILE=" + raw.string()});
-  run({"llvm-profdata-22", "merge", "-o", profile.string(), raw.string()});
-  fs::path object = compile("pgo.o", {"-fprofile-instr-use=" + profile.string()});
+  fs::path object = compile("pgo.o", {"-fprofile-instr-use=" + profile().string()});
   auto score = executedEstimate(object);
   ASSERT_TRUE(score.ok()) << score.error().message();
   auto functions = byFunction(*score);
-  EXPECT_EQ(functions["cold"], 0);
-  EXPECT_EQ(functions["small"], 0);
+  ASSERT_EQ(functions.size(), 3u);
+  EXPECT_EQ(functions.at("cold"), 0);
+  EXPECT_EQ(functions.at("small"), 0);
   // Ten entries, each running the loop's body 100 times.
-  EXPECT_GT(functions["hot"], 10 * 100);
-  EXPECT_DOUBLE_EQ(score->total, functions["hot"]);
+  EXPECT_GT(functions.at("hot"), 10 * 100);
+  EXPECT_DOUBLE_EQ(score->total, functions.at("hot"));
+}
+
+TEST_F(ExecutedEstimate, ASplitFunctionIsRefusedNamingIt) {
+  // hot()'s blocks the workload never ran go to .text.split.hot.
+  fs::path object = compile("split.o", {"-fprofile-instr-use=" + profile().string(),
+                                        "-fsplit-machine-functions"});
+  auto score = executedEstimate(object);
+  ASSERT_FALSE(score.ok());
+  EXPECT_EQ(score.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(score.error().message().find("function hot is split"), std::string::npos)
+      << score.error().message();
 }
 
 TEST_F(ExecutedEstimate, BadObjectsAreClearErrors) {
@@ -137,6 +198,16 @@ TEST_F(ExecutedEstimate, BadObjectsAreClearErrors) {
   EXPECT_NE(missing.error().message().find("no block map"), std::string::npos)
       << missing.error().message();
   EXPECT_NE(missing.error().message().find(without.string()), std::string::npos);
+  // A block map without frequencies names the function and the flag.
+  fs::path bare = dir_.path() / "bare.o";
+  run({MLGO_CLANG, "-O2", "-c", (dir_.path() / "s.c").string(), "-o", bare.string(),
+       "-fbasic-block-address-map"});
+  auto frequencies = executedEstimate(bare);
+  ASSERT_FALSE(frequencies.ok());
+  EXPECT_EQ(frequencies.error().code(), ErrorCode::kParse);
+  EXPECT_NE(frequencies.error().message().find("no block frequencies"), std::string::npos)
+      << frequencies.error().message();
+  EXPECT_NE(frequencies.error().message().find("function "), std::string::npos);
   EXPECT_EQ(executedEstimate(dir_.path() / "nothing.o").error().code(), ErrorCode::kNotFound);
   EXPECT_EQ(executedEstimate(dir_.path() / "s.c").error().code(), ErrorCode::kParse);
 }

@@ -6,6 +6,7 @@
 #include "parallel.h"
 
 #include "mlgo/ir2vec/entities.h"
+#include "mlgo/support/llvm_targets.h"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/IR2Vec.h>
@@ -87,8 +88,7 @@ llvm::OptimizationLevel llvmLevel(OptLevel level) {
 
 /// The module's TargetMachine when LLVM knows its target (null otherwise).
 std::unique_ptr<llvm::TargetMachine> targetMachineFor(const llvm::Module& module) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] { llvm::InitializeNativeTarget(); });
+  support::ensureNativeTargets();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(module.getTargetTriple(), error);
   if (!target)

@@ -98,6 +98,9 @@ def test_tune_searches_a_module_again_under_another_score(tmp_path):
     executed, by_object = run("executed")
     assert executed.searched == 1, "the executed score searches afresh"
     assert by_object["identity"]["score"] == "executed"
+    said = [line for line in status_lines(out, None, None) if line.startswith("score: ")]
+    assert said == ["score: executed (every instruction of the object, each times its block's "
+                    "frequency and its function's profile entry count): 1 module"], said
     back, _ = run("llvm")
     assert back.searched == 1, "back to llvm's score searches again"
     said = [line for line in status_lines(out, None, None) if line.startswith("score: ")]

@@ -27,13 +27,20 @@
 /// module are what the score is for (docs/regalloc.md measures how well they
 /// follow a workload's).
 ///
-/// Errors (each names the file): kNotFound / kIo when the object cannot be
-/// read, kParse when it is not an ELF object, has code but no block
-/// map with frequencies (compiled without executedScoreArgs()), or a block's bytes
-/// do not decode; kUnsupported when LLVM has no disassembler for its target.
+/// The entry block is the first block of the function's first range. A
+/// function split into several ranges (-fsplit-machine-functions,
+/// basic-block sections) is refused: its other ranges lie in other sections,
+/// placed by relocations this reader does not follow.
 ///
-/// Thread safety: reentrant (LLVM's target registry is initialised once,
-/// under std::call_once).
+/// Errors (each names the file, and the function where there is one):
+/// kNotFound / kIo when the object cannot be read; kParse when it is not an
+/// ELF object, has code but no block map with frequencies (compiled without
+/// executedScoreArgs()), a function's entry block has frequency 0, or a
+/// block's bytes do not decode; kUnsupported for a split function or a target
+/// LLVM has no disassembler for.
+///
+/// Thread safety: reentrant (LLVM's native target is registered once per
+/// process, by support::ensureNativeTargets()).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_EXECUTED_ESTIMATE_H

@@ -21,6 +21,8 @@
 ///       instruction; folded spills and reloads 0 (a memory operand of an
 ///       instruction that runs anyway). docs/regalloc.md says why.
 ///    A function without such a remark (nothing spilled or copied) scores 0.
+///    The third regalloc score, `executed`, reads the object instead
+///    (executed_estimate.h).
 ///
 /// Thread safety: the functions are reentrant.
 ///

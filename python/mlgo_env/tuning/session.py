@@ -282,8 +282,8 @@ def _score_identity(o: TuneOptions) -> dict[str, str]:
     before the option stay as they are), {"score": name} for another. ValueError for an
     unknown score, or a score other than LLVM's on a problem other than regalloc."""
     if o.regalloc_score not in REGALLOC_SCORES:
-        raise ValueError(f"unknown regalloc score '{o.regalloc_score}' (expected llvm, "
-                         "instructions or executed)")
+        raise ValueError(f"unknown regalloc score '{o.regalloc_score}' (expected "
+                         f"{', '.join(REGALLOC_SCORES[:-1])} or {REGALLOC_SCORES[-1]})")
     if o.regalloc_score == "llvm":
         return {}
     if o.problem != "regalloc":
