@@ -93,9 +93,12 @@ inline LaunchOutcome failed(const env::CompilerSession& session, const std::stri
 using Started = std::variant<std::unique_ptr<env::CompilerSession>, LaunchOutcome>;
 
 /// Starts `options.command` with `problem`'s interactive flags, its fifos in
-/// a fresh directory registered in `scope` (launcher.cc).
+/// a fresh directory registered in `scope` (launcher.cc); with
+/// `priorityProblem`, also that problem's channel (the session's channel 1:
+/// clang's priority questions beside its evictions).
 Started startInteractive(const LaunchOptions& options, const env::Problem& problem,
-                         const std::string& source, support::CleanupScope& scope);
+                         const std::string& source, support::CleanupScope& scope,
+                         const env::Problem* priorityProblem = nullptr);
 
 /// Waits for a compile whose decisions were all answered; its outcome.
 LaunchOutcome finishOutcome(env::CompilerSession& session, const std::string& source);

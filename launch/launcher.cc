@@ -14,7 +14,8 @@
 namespace mlgo::launch {
 
 Started startInteractive(const LaunchOptions& options, const env::Problem& problem,
-                         const std::string& source, support::CleanupScope& scope) {
+                         const std::string& source, support::CleanupScope& scope,
+                         const env::Problem* priorityProblem) {
   // A launcher killed outright (SIGKILL) cannot remove its directory; the
   // next compile does, once that launcher's process is gone.
   support::TempDir::reapOrphans(options.tempDir);
@@ -27,6 +28,12 @@ Started startInteractive(const LaunchOptions& options, const env::Problem& probl
   for (std::string& arg :
        problem.interactiveArgs(command.channelBase.string(), env::ProblemOptions{}))
     command.argv.push_back(std::move(arg));
+  if (priorityProblem != nullptr) {
+    command.extraChannels.push_back(dir->path() / "priority");
+    for (std::string& arg : priorityProblem->interactiveArgs(
+             command.extraChannels.back().string(), env::ProblemOptions{}))
+      command.argv.push_back(std::move(arg));
+  }
   command.inheritOutput = true;
   env::SessionLimits limits;
   limits.compileTimeout = options.compileTimeout;

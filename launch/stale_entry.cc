@@ -4,27 +4,6 @@
 #include <string>
 
 namespace mlgo::launch {
-namespace {
-
-Error badIndex(const std::string& where, std::string_view what) {
-  return makeError(ErrorCode::kInvalidArgument, "tuning file '{}': {}", where, what);
-}
-
-std::string_view fileName(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-} // namespace
-
-std::string objectPathOf(std::string_view output, std::string_view source) {
-  if (source.ends_with(".o")) // a ThinLTO backend: the module's own object
-    return std::string(source);
-  if (!output.empty())
-    return std::string(output);
-  std::string_view name = fileName(source);
-  return std::string(name.substr(0, name.rfind('.'))) + ".o";
-}
 
 StaleAnswers::StaleAnswers(TuningEntry entry) : entry_(std::move(entry)) {
   for (size_t i = 0; i < entry_.sites.size(); ++i)
@@ -50,43 +29,14 @@ std::optional<uint8_t> StaleAnswers::next(uint64_t key) {
 
 Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view objectPath,
                                    std::string_view optLevel, std::string_view profile) {
-  auto rows = table::readIndex(table.dir());
-  if (!rows.ok())
-    return rows.error();
-  if (rows->empty())
+  auto found = findIndexedEntry(table, objectPath, optLevel, profile);
+  if (!found.ok())
+    return found.error();
+  if (!found->indexed)
     return StaleLookup{std::nullopt, "the table has no site keys (tune again to record them)"};
-  std::vector<const table::IndexRow*> named;
-  std::vector<std::string_view> names;
-  for (const table::IndexRow& row : *rows)
-    if (row.opt == optLevel && fileName(row.module) == fileName(objectPath)) {
-      named.push_back(&row);
-      names.push_back(row.module);
-    }
-  if (named.empty())
-    return StaleLookup{std::nullopt, fmt::format("no module tuned at {} is named like '{}'",
-                                                 optLevel, objectPath)};
-  std::vector<size_t> closest = table::closestModules(names, objectPath);
-  if (closest.size() != 1)
-    return StaleLookup{std::nullopt,
-                       fmt::format("{} modules tuned at {} are named like '{}' and the path "
-                                   "does not tell them apart",
-                                   closest.size(), optLevel, objectPath)};
-  const table::IndexRow& row = *named[closest.front()];
-  auto entries = table.lookup(row.first);
-  if (!entries.ok())
-    return entries.error();
-  for (TuningEntry& e : *entries) {
-    if (e.module != row.module || e.opt != row.opt)
-      continue;
-    if (e.sites.empty())
-      return StaleLookup{std::nullopt, "module '" + e.module + "' has no site keys"};
-    if (e.profile != profile)
-      return StaleLookup{std::nullopt,
-                         "module '" + e.module + "' was tuned with another profile"};
-    return StaleLookup{std::move(e), ""};
-  }
-  return badIndex((table.dir() / table::kIndexFile).string(),
-                  fmt::format("lists module '{}', whose entry is not in the table", row.module));
+  if (found->entry && found->entry->sites.empty())
+    return StaleLookup{std::nullopt, "module '" + found->entry->module + "' has no site keys"};
+  return std::move(*found);
 }
 
 } // namespace mlgo::launch

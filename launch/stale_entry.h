@@ -27,6 +27,7 @@
 #ifndef MLGO_LAUNCH_STALE_ENTRY_H
 #define MLGO_LAUNCH_STALE_ENTRY_H
 
+#include "indexed_entry.h"
 #include "mlgo/launch/tuned_launch.h"
 
 #include <cstdint>
@@ -37,14 +38,6 @@
 #include <vector>
 
 namespace mlgo::launch {
-
-/// The object that names a compile's module: `output` (its `-o`), or, when
-/// it names none, the compiler's choice: the source's file name with `.o` for
-/// its extension, in the working directory. A ThinLTO backend compiles the
-/// module's own object (IR in a `.o`, `-x ir a.o`) into an output lld names
-/// after the job (`a.1.<pid>.native.o`): its input is the name, whatever the
-/// output.
-std::string objectPathOf(std::string_view output, std::string_view source);
 
 /// One module's entry, answering decisions by their site keys (see the file
 /// comment). Counts what it answered.
@@ -80,19 +73,12 @@ private:
 };
 
 /// What findStaleEntry() found: an entry with site keys, or why none.
-struct StaleLookup {
-  std::optional<TuningEntry> entry;
-  std::string why;
-};
+using StaleLookup = IndexLookup;
 
-/// The entry for a compile of `objectPath` (objectPathOf()) at `optLevel`,
-/// reading the profile `profile` (profile_identity.h), when its first
-/// decision found none: the rows of DIR/module-index.json at that level
-/// whose module's file name is the object's, narrowed by closestModules();
-/// then that module's entry (TuningTable::lookup of its `first`). None (with
-/// why) when the table has no index (older tables), no row fits, the path
-/// cannot tell several modules apart, or the entry was tuned with another
-/// profile.
+/// The entry for a compile of `objectPath` at `optLevel`, reading the
+/// profile `profile`, when its first decision found none: findIndexedEntry()'s
+/// (indexed_entry.h), when it has site keys. None (with why) as there, and
+/// for an entry without site keys (older tables).
 Result<StaleLookup> findStaleEntry(const TuningTable& table, std::string_view objectPath,
                                    std::string_view optLevel, std::string_view profile);
 

@@ -96,6 +96,8 @@ std::string appendLog(const TunedLaunch& tuned, const std::string& source,
                           {"why", why}};
   if (!tuned.linkedInto.empty())
     line["linked_into"] = tuned.linkedInto;
+  if (result.tuned && result.priorityAnswers > 0 && !failedCompile)
+    line["priorities"] = static_cast<int64_t>(result.priorityAnswers);
   if (result.stale && !failedCompile) {
     line["from_entry"] = static_cast<int64_t>(result.fromEntry);
     line["decisions"] = static_cast<int64_t>(result.decisions);

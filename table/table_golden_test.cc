@@ -85,6 +85,20 @@ std::string siteHex(uint64_t key) {
   return out;
 }
 
+/// An entry's priorities as the manifest lists them (null: none).
+std::optional<EntryPriorities> prioritiesOf(const json::Object* listed) {
+  if (listed == nullptr)
+    return std::nullopt;
+  EntryPriorities out;
+  out.questions = static_cast<uint64_t>(listed->getInteger("questions").value_or(-1));
+  for (const auto& [name, steps] : *listed->getObject("functions")) {
+    auto& kept = out.multipliers[name.str()];
+    for (const auto& [step, multiplier] : *steps.getAsObject())
+      kept[std::stoull(step.str())] = multiplier.getAsNumber().value_or(NAN);
+  }
+  return out;
+}
+
 void expectEntry(const TuningEntry& e, const json::Object& want) {
   SCOPED_TRACE(e.module);
   EXPECT_EQ(e.module, text(want, "module"));
@@ -102,6 +116,7 @@ void expectEntry(const TuningEntry& e, const json::Object& want) {
   for (uint64_t key : e.sites)
     sites.push_back(siteHex(key));
   EXPECT_EQ(sites, strings(want.getArray("sites"))); // null: none
+  EXPECT_EQ(e.priorities, prioritiesOf(want.getObject("priorities"))); // null: none
 }
 
 /// The relative paths of the files under `dir`, sorted.

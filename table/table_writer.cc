@@ -1,6 +1,7 @@
 //===- table/table_writer.cc - writing a tuning directory -------------------===//
 #include "mlgo/table/table_writer.h"
 
+#include "entry_priorities.h"
 #include "json_writing.h"
 
 #include "mlgo/protocol/observation_codec.h"
@@ -49,6 +50,8 @@ Status checkEntry(const TuningEntry& e) {
         fmt::format("{}{} site keys for {} decisions", name, e.sites.size(), e.actions.size()));
   if (!std::isfinite(e.defaultScore) || !std::isfinite(e.tunedScore))
     return refused(name + "a score is not a finite number");
+  if (e.priorities)
+    return checkPriorities(*e.priorities, name + "priorities: ");
   return Status::success();
 }
 
@@ -181,6 +184,8 @@ Result<std::string> entryText(const TuningEntry& e) {
   appendMember(out, "profile", e.profile);
   if (!e.sites.empty())
     appendMember(out, "sites", base64(e.sites.data(), e.sites.size() * sizeof(uint64_t)));
+  if (e.priorities && !appendPriorities(out, *e.priorities))
+    return refused(notText("entry '" + e.module + "': a function name of its priorities"));
   return out + "}";
 }
 
@@ -212,7 +217,7 @@ Result<size_t> writeTable(const std::filesystem::path& dir, TableContents c) {
       if (!entry.ok())
         return entry.error();
       text += (e == group.front() ? "" : ", ") + *entry;
-      if (!e->sites.empty())
+      if (!e->sites.empty() || e->priorities)
         indexed.push_back(e);
       profiles.insert(e->profile);
     }

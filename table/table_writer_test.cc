@@ -104,6 +104,33 @@ TEST_F(TableWriterTest, RefusesWhatTheReaderWouldRefuseAndWritesNothing) {
   e = entry("a.o", 'c');
   e.tunedScore = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(entryText(e).error().message(), "entry 'a.o': a score is not a finite number");
+  e = entry("a.o", 'c');
+  e.priorities = EntryPriorities{3, {{"f", {{2, -1.0}}}}};
+  EXPECT_EQ(entryText(e).error().message(),
+            "entry 'a.o': priorities: function 'f': step 2: the multiplier must be a finite "
+            "number >= 0");
+  e.priorities = EntryPriorities{3, {{"\xff", {}}}};
+  EXPECT_NE(entryText(e).error().message().find("is not UTF-8 text"), std::string::npos);
+}
+
+TEST_F(TableWriterTest, AnEntryWithPrioritiesIsIndexedAndReadsBack) {
+  TuningEntry plain = entry("a.o", 'c');
+  TuningEntry joint = entry("sub/b.o", 'd');
+  joint.priorities = EntryPriorities{5, {{"main", {{0, 16.0}, {12, 0.0625}}}, {"f", {}}}};
+  ASSERT_TRUE(writeTable(dir_, contents({plain, joint})).ok());
+  auto read = readEntries(dir_);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(*read, (std::vector<TuningEntry>{plain, joint}));
+  auto index = readIndex(dir_);
+  ASSERT_TRUE(index.ok());
+  ASSERT_EQ(index->size(), 1u); // the launcher finds it before the compile
+  EXPECT_EQ(index->front().module, "sub/b.o");
+  auto text = entryText(joint);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find(", \"priorities\": {\"questions\": 5, \"functions\": {\"f\": {}, "
+                       "\"main\": {\"0\": 16.0, \"12\": 0.0625}}}}"),
+            std::string::npos)
+      << *text;
 }
 
 TEST_F(TableWriterTest, AFileThatCannotBeWrittenIsAnIoErrorNamingIt) {

@@ -1,6 +1,8 @@
 //===- table/tuning_table.cc - reading a tuning directory ------------------===//
 #include "mlgo/table/tuning_table.h"
 
+#include "entry_priorities.h"
+
 #include "mlgo/protocol/observation_codec.h"
 
 #include <llvm/Support/JSON.h>
@@ -109,6 +111,10 @@ Result<TuningEntry> entryOf(const llvm::json::Value& value, std::string_view key
       return bad(where, "entry '" + entry.module + "': profile must be \"\" or a SHA-256 in hex");
     entry.profile = text->str();
   }
+  auto priorities = parsePriorities(*o, entry.module, where);
+  if (!priorities.ok())
+    return priorities.error();
+  entry.priorities = std::move(*priorities);
   return parseSites(*o, std::move(entry), where);
 }
 

@@ -31,6 +31,59 @@ template <typename T> T valid(Result<T> result) {
   return std::move(*result);
 }
 
+/// An entry's priorities as Python holds them: the entry's JSON form,
+/// {"questions": N, "functions": {name: {"step": multiplier}}}; None for none.
+py::object prioritiesObject(const std::optional<table::EntryPriorities>& priorities) {
+  if (!priorities)
+    return py::none();
+  py::dict functions;
+  for (const auto& [name, steps] : priorities->multipliers) {
+    py::dict bySteps;
+    for (const auto& [step, multiplier] : steps)
+      bySteps[py::str(std::to_string(step))] = multiplier;
+    functions[py::str(name)] = bySteps;
+  }
+  py::dict out;
+  out["questions"] = priorities->questions;
+  out["functions"] = functions;
+  return out;
+}
+
+/// The inverse of prioritiesObject(); ValueError naming the module when the
+/// object is not of that form (the writer checks the multipliers).
+std::optional<table::EntryPriorities> prioritiesOf(const py::handle& value,
+                                                   const std::string& module) {
+  if (value.is_none())
+    return std::nullopt;
+  auto fail = [&](const std::string& what) -> py::value_error {
+    return py::value_error("entry '" + module + "': priorities: " + what);
+  };
+  if (!py::isinstance<py::dict>(value))
+    throw fail("not a dict");
+  auto dict = py::reinterpret_borrow<py::dict>(value);
+  if (!dict.contains("questions") || !dict.contains("functions") ||
+      !py::isinstance<py::dict>(dict["functions"]))
+    throw fail("needs 'questions' and 'functions' (a dict)");
+  table::EntryPriorities out;
+  auto questions = dict["questions"].cast<int64_t>();
+  if (questions < 0)
+    throw fail("'questions' is negative");
+  out.questions = static_cast<uint64_t>(questions);
+  for (auto [name, steps] : py::reinterpret_borrow<py::dict>(dict["functions"])) {
+    auto& kept = out.multipliers[name.cast<std::string>()];
+    if (!py::isinstance<py::dict>(steps))
+      throw fail("function '" + name.cast<std::string>() + "' is not a dict of steps");
+    for (auto [step, multiplier] : py::reinterpret_borrow<py::dict>(steps)) {
+      auto text = py::str(step).cast<std::string>();
+      if (text.empty() || text.size() > 19 ||
+          text.find_first_not_of("0123456789") != std::string::npos)
+        throw fail("step '" + text + "' is not an index");
+      kept[std::stoull(text)] = multiplier.cast<double>();
+    }
+  }
+  return out;
+}
+
 py::tuple entryTuple(const TuningEntry& e) {
   py::object sites = py::none();
   if (!e.sites.empty())
@@ -38,12 +91,13 @@ py::tuple entryTuple(const TuningEntry& e) {
         py::bytes(reinterpret_cast<const char*>(e.sites.data()), e.sites.size() * sizeof(uint64_t));
   return py::make_tuple(
       e.module, py::bytes(reinterpret_cast<const char*>(e.actions.data()), e.actions.size()),
-      e.first, e.stream, e.defaultScore, e.tunedScore, e.opt, e.profile, sites);
+      e.first, e.stream, e.defaultScore, e.tunedScore, e.opt, e.profile, sites,
+      prioritiesObject(e.priorities));
 }
 
 TuningEntry entryOf(const py::tuple& t) {
-  if (t.size() != 9)
-    throw py::value_error("an entry is a tuple of 9 fields");
+  if (t.size() != 10)
+    throw py::value_error("an entry is a tuple of 10 fields");
   TuningEntry e;
   e.module = t[0].cast<std::string>();
   for (py::handle a : t[1]) {
@@ -66,6 +120,7 @@ TuningEntry entryOf(const py::tuple& t) {
     e.sites.resize(e.actions.size());
     std::memcpy(e.sites.data(), sites.data(), sites.size());
   }
+  e.priorities = prioritiesOf(t[9], e.module);
   return e;
 }
 

@@ -54,7 +54,7 @@ def as_listed(e):
     sites = None if e.sites is None else [e.sites[i:i + 8].hex() for i in range(0, len(e.sites), 8)]
     return {"module": e.module, "opt": e.opt, "actions": e.actions, "first": e.first,
             "stream": e.stream, "default_score": e.default_score, "tuned_score": e.tuned_score,
-            "profile": e.profile, "sites": sites}
+            "profile": e.profile, "sites": sites, "priorities": e.priorities}
 
 
 def files_under(folder):
@@ -236,6 +236,26 @@ def test_inlining_records_site_keys_and_the_table_indexes_them(tmp_path):
         read_entries(str(tmp_path))
     write_table(str(tmp_path), "inlining", features, CLANG, [entry("b.o", 2)])
     assert not (tmp_path / "module-index.json").exists()  # no entry has site keys
+
+
+def test_priorities_round_trip_and_index_the_entry(tmp_path):
+    joint = entry("sub/b.o", 3)
+    joint.priorities = {"questions": 7, "functions": {"main": {"0": 16.0, "12": 0.0625},
+                                                      "f": {}}}
+    write_table(str(tmp_path), "regalloc", ["mask", "weight"], CLANG, [entry("a.o", 2), joint])
+    back = {e.module: e for e in read_entries(str(tmp_path))}
+    assert back["sub/b.o"] == joint and back["a.o"].priorities is None
+    assert Entry.from_json(joint.to_json(), "x") == joint
+    index = json.loads((tmp_path / "module-index.json").read_text())
+    assert [r["module"] for r in index["modules"]] == ["sub/b.o"]  # found before the compile
+    for bad, message in [({"questions": 1}, "needs 'questions' and 'functions'"),
+                         ({"questions": 1, "functions": {"f": {"x": 1.0}}}, "step 'x' is not"),
+                         ({"questions": 1, "functions": {"f": {"1": -1.0}}},
+                          "step 1: the multiplier must be a finite number >= 0")]:
+        joint.priorities = bad
+        with pytest.raises(ValueError, match=message):
+            write_table(str(tmp_path), "regalloc", ["mask", "weight"], CLANG, [joint])
+    assert {e.module for e in read_entries(str(tmp_path))} == {"a.o", "sub/b.o"}  # unchanged
 
 
 def test_status_counts_stale_compiles_apart(tmp_path):

@@ -46,6 +46,18 @@
 ///    entry without site keys (older tables) departs or misses as in 4 and 5.
 ///    Regalloc stays exact or fallback: an eviction index means nothing
 ///    outside its exact stream.
+/// 7. Priorities (regalloc; an entry with `priorities`, tuning_table.h):
+///    clang asks a function's priority questions before its evictions, so
+///    the entry must be known before the compile: the module index names it
+///    by the object path (same optimisation level and profile). The compile
+///    then also opens clang's priority channel; the k-th priority question of
+///    function f gets the `weight` fallback's priority (weight x 1000) times
+///    the entry's multiplier for (f, k), 1 where it has none, exactly as tune's
+///    environment answered while it searched. The first eviction question
+///    must hash to the entry's `first` (else 5), the evictions are replayed
+///    and checked as in 3, and the compile must ask exactly the recorded
+///    number of priority questions (else 5). A compile whose object path names
+///    no such entry is answered as in 2-5, without the priority channel.
 ///
 /// A table file that cannot be read or is malformed fails the compile, naming
 /// the file: never a silent fallback, never a wrong object. Every other
@@ -58,7 +70,8 @@
 /// "module", "why"}, and "linked_into" for a source of a compile-and-link; a
 /// stale line also has "from_entry" and "decisions" (the decisions answered
 /// from the entry, of all); its "why" says why the exact route did not
-/// apply; a stale route that matched no site is a fallback.
+/// apply; a stale route that matched no site is a fallback; a tuned line of
+/// an entry with priorities has "priorities" (the questions answered).
 /// `python -m mlgo_env.tune status` summarises it. The line is written with
 /// one write() on an O_APPEND descriptor, so concurrent compiles do not
 /// interleave; a log that cannot be written is reported in `note` only.
@@ -115,6 +128,9 @@ struct TunedOutcome {
   bool stale = false;
   uint64_t fromEntry = 0;
   uint64_t decisions = 0;
+  /// A tuned compile whose entry has priorities: the priority questions it
+  /// answered from the entry (step 7); 0 otherwise.
+  uint64_t priorityAnswers = 0;
   std::string module;
   /// Why it fell back, or why the exact route did not apply (empty when tuned).
   std::string why;

@@ -18,7 +18,7 @@
 /// score that is not finite, text that is not UTF-8). Then each file is
 /// replaced atomically (a temporary file beside it, renamed), so a reader
 /// never sees half a file: the entries files, the index (removed when no
-/// entry has site keys), the manifest last. Entries files no entry needs any
+/// entry has site keys or priorities), the manifest last. Entries files no entry needs any
 /// more are removed. kIo naming the file when one cannot be written.
 ///
 /// Pure functions except writeTable(), which one process at a time may call

@@ -16,7 +16,9 @@
 ///                                           "actions": "AQAB", "first": <sha256 hex>,
 ///                                           "stream": <sha256 hex>,
 ///                                           "default_score": 120.0, "tuned_score": 96.0,
-///                                           "profile": "", "sites": "..."}]}
+///                                           "profile": "", "sites": "...",
+///                                           "priorities": {"questions": 340,
+///                                             "functions": {"f": {"12": 16.0}}}}]}
 ///     DIR/module-index.json   {"format": "mlgo-env-tuning-index", "version": 1,
 ///                              "modules": [{"module", "opt", "first"}]}
 ///
@@ -30,6 +32,14 @@
 /// unknown). `sites` (inlining; absent in older tables) is base64 of one
 /// 8-byte site key per decision (stream_identity.h); the index lists the
 /// entries that have them, for the stale route (launch/stale_entry.h).
+/// `priorities` (regalloc; absent = none) are the module's register
+/// priorities, answered on clang's priority channel before its evictions:
+/// the k-th priority question of function `f` gets the `weight` fallback's
+/// priority (weight x 1000) times `functions[f][k]` (1 where none is
+/// given); `questions` is how many priority questions the compile asked.
+/// The index lists entries with priorities too: the launcher must know
+/// before the compile that it opens the priority channel, so it finds them
+/// by the object path.
 ///
 /// Errors are values naming the file (`tuning file 'PATH': ...`): a manifest,
 /// entries file or index that is missing, truncated, of another format or
@@ -48,6 +58,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,6 +76,18 @@ inline constexpr int64_t kVersion = 1;
 inline constexpr std::string_view kManifestFile = "tuning.json";
 inline constexpr std::string_view kIndexFile = "module-index.json";
 
+/// Per function (the compiler's context name), per priority question index
+/// within it, a multiplier of the fallback priority.
+using PriorityMultipliers = std::map<std::string, std::map<uint64_t, double>, std::less<>>;
+
+/// A regalloc entry's register priorities (see the file comment).
+struct EntryPriorities {
+  uint64_t questions = 0;           ///< Priority questions the tuned compile asked.
+  PriorityMultipliers multipliers; ///< Finite, >= 0.
+
+  bool operator==(const EntryPriorities&) const = default;
+};
+
 /// One module's tuned decisions.
 struct TuningEntry {
   std::string module;
@@ -78,6 +102,9 @@ struct TuningEntry {
   /// One site key per decision (stream_identity.h); empty when the table has
   /// none (older tables, regalloc).
   std::vector<uint64_t> sites;
+  /// Regalloc: the priorities answered before the evictions; none = clang's
+  /// own priorities (no priority channel).
+  std::optional<EntryPriorities> priorities;
 
   bool operator==(const TuningEntry&) const = default;
 };
@@ -121,7 +148,7 @@ struct TuningManifest {
   std::optional<std::vector<std::string>> profiles;
 };
 
-/// One row of DIR/module-index.json: an entry with site keys.
+/// One row of DIR/module-index.json: an entry with site keys or priorities.
 struct IndexRow {
   std::string module;
   std::string opt;

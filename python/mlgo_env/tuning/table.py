@@ -54,15 +54,20 @@ class Entry:
     #: inlining: one site key per decision (identity.site_key, 8 bytes each), concatenated;
     #: None in tables older than the field (no stale route for the entry)
     sites: bytes | None = None
+    #: regalloc: the register priorities answered before the evictions, as the entry's JSON
+    #: holds them ({"questions": N, "functions": {name: {"step": multiplier}}}); None =
+    #: clang's own priorities
+    priorities: dict[str, Any] | None = None
 
     def _fields(self) -> tuple:
         return (self.module, self.actions, self.first, self.stream, float(self.default_score),
-                float(self.tuned_score), self.opt, self.profile, self.sites)
+                float(self.tuned_score), self.opt, self.profile, self.sites, self.priorities)
 
     @staticmethod
     def _of(fields: tuple) -> "Entry":
-        module, actions, first, stream, default, tuned, opt, profile, sites = fields
-        return Entry(module, list(actions), first, stream, default, tuned, opt, profile, sites)
+        module, actions, first, stream, default, tuned, opt, profile, sites, prio = fields
+        return Entry(module, list(actions), first, stream, default, tuned, opt, profile, sites,
+                     prio)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as its JSON object (as an entries file holds it); ValueError when the
