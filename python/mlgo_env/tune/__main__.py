@@ -7,6 +7,8 @@
         [--candidates=3] [--hot=0.001] [--timeout=3600] [--directory=D] [--workers=2]
     python -m mlgo_env.tune status --tuning=DIR [--corpus=NEW] [--log=FILE]
     python -m mlgo_env.tune replay-file --tuning=DIR --corpus=DIR [--workers=2]
+    python -m mlgo_env.tune priorities --tuning=DIR --corpus=DIR [--minutes=20] [--top=4]
+        [--modules=REGEX] [--margin=0.004] [--workers=2]
 
 The first form searches (mlgo_env.tuning.session) and writes DIR/ (docs/tuning-format.md):
 a rerun skips the modules already tuned whose bitcode and command are unchanged; --resume
@@ -32,6 +34,12 @@ workload (--workload, running the measured programs as "$MLGO_RUN" PROGRAM ARGS)
 function's instructions under valgrind, and the table whose workload executes least is
 written (mlgo_env.tuning.pick; docs/tuning.md). The first form runs it after the search
 when given --build and --workload.
+
+The fifth (regalloc, after the first and the fourth) searches register priorities with the
+evictions in the modules that carry the workload (the profile's, else the largest) and
+keeps them, in the table, where the joint decisions beat the eviction-only ones by more
+than --margin (relative); the launcher then answers clang's priority channel too
+(mlgo_env.tuning.priorities; docs/tuning.md).
 
 Exit codes: 0 done; 1 a bad corpus, table or state; 2 bad options; 130 interrupted.
 """
@@ -219,8 +227,49 @@ def _pick(argv: list[str]) -> int:
     return _run_pick(a, a.tuning)
 
 
+def _priorities(argv: list[str]) -> int:
+    from ..tuning.priorities import MARGIN, PriorityOptions, tune_priorities
+    p = argparse.ArgumentParser(prog="python -m mlgo_env.tune priorities")
+    p.add_argument("--tuning", required=True, help="the tuning directory (regalloc)")
+    p.add_argument("--corpus", required=True, help="the corpus it was tuned on")
+    p.add_argument("--minutes", type=float, default=20.0, help="the whole budget")
+    p.add_argument("--top", type=int, default=4,
+                   help="modules searched: those with the largest share of the profile "
+                   "(else of the default score)")
+    p.add_argument("--modules", help="instead, the modules whose names match this regex")
+    p.add_argument("--margin", type=float, default=MARGIN,
+                   help="joint decisions are kept where their score is below the "
+                   "eviction-only entry's by more than this (relative)")
+    p.add_argument("--workers", type=int, default=2, help="modules at once")
+    p.add_argument("--cache-dir", help="the environment's baseline cache")
+    p.add_argument("--temp-dir", help="the compilers' scratch directory")
+    a = p.parse_args(argv)
+    if a.minutes <= 0 or a.workers < 1 or a.top < 1:
+        p.error("--minutes must be positive, --workers and --top at least 1")
+    o = PriorityOptions(a.tuning, a.corpus, a.minutes, None, a.top, a.margin, a.workers,
+                        a.cache_dir, a.temp_dir)
+    if a.modules:
+        from .. import episodes as ep
+        try:
+            pattern = re.compile(a.modules)
+        except re.error as e:
+            p.error(f"--modules: {e}")
+        o.modules = [m for m in ep.corpus_modules(a.corpus) if pattern.search(m)]
+    try:
+        tune_priorities(o, lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print("tune priorities: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RuntimeError) as e:
+        print(f"tune priorities: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "priorities":
+        return _priorities(argv[1:])
     if argv and argv[0] == "status":
         return _status(argv[1:])
     if argv and argv[0] == "replay-file":

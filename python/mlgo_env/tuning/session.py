@@ -38,7 +38,7 @@ from . import record
 from .carry import CarriedTuner
 from .identity import REGALLOC_SCORES, clang_identity, identity_features, tuned_identity
 from .profile_weights import corpus_profile, main_file, profdata_tool, read_profile_weights
-from .state import load_states, save_state
+from .state import load_states, save_state, table_entry
 from .table import write_table
 from .tuner import ModuleTuner
 from .tuners import tuner_class
@@ -370,7 +370,7 @@ def _finish(o: TuneOptions, modules: list[str], identities: dict, features: list
         if st is None or st.get("default_score") is None or st["identity"] != identities[m]:
             continue
         default = float(st["default_score"])
-        e = st.get("entry")
+        e = table_entry(st)
         tuned = float(e["tuned_score"]) if e else default
         if e:
             from .table import Entry

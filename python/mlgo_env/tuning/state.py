@@ -60,3 +60,13 @@ def load_states(directory: str, problem: str) -> tuple[dict[str, dict[str, Any]]
             continue
         states[module] = state
     return states, problems
+
+
+def table_entry(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry a module's state puts in the table: its joint entry (eviction and priority
+    decisions, mlgo_env.tuning.priorities) while the eviction-only entry it beat is still the
+    state's, else the state's own entry (None: none)."""
+    joint = state.get("priorities") or {}
+    if joint.get("entry") is not None and joint.get("alone_entry") == state.get("entry"):
+        return joint["entry"]
+    return state.get("entry")
