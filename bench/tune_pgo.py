@@ -6,6 +6,8 @@ workload, tuned on top of it, and measured on an input the profile never saw.
         [--minutes 20] [--workers 2] [--held-back DIR] [--work /tmp/mlgo-bench-pgo]
         [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions|executed]
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils --wall 10 [--cpu 1] [--work ...]
+    /usr/bin/python3 bench/tune_pgo.py --package xz-utils --priorities 16 --from-table DIR
+        [--work ...] [--workers 2]
 
 Steps (each printed with its wall time), by the package's own build system (the recipes
 in bench/recipes.py, which name the workload):
@@ -36,6 +38,13 @@ the held-back input with the builds that run left, PGO against each tuned build,
 alternating pairs pinned to one CPU (`--cpu`, default 1): medians, their ratio, the
 pairs' range, and the load average before and after. `--builds` names the tuned builds
 (directories of the run's work folder; default `pgo+tuned,pgo+picked`).
+
+Priorities: `--priorities MINUTES` (regalloc) runs `python -m mlgo_env.tune priorities` on a
+copy of the final table (WORK/tuning-priorities) and builds a further `pgo+priorities`
+through the launcher with it (which answers clang's priority channel where an entry has
+priorities), measured beside the others. With `--from-table DIR` (after a run) it starts
+from DIR instead, builds `pgo+table` with DIR itself, and measures plain, PGO, `pgo+table`
+and `pgo+priorities` on the held-back input, with the package's tests on the new builds.
 The reserved packages are refused, as by bench/tune.py.
 """
 from __future__ import annotations
@@ -52,6 +61,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import tune as bench  # noqa: E402  (bench/tune.py: recipes, builds, capture, report)
+sys.path.insert(0, os.path.join(bench.CHECKOUT, "python"))
+from mlgo_env.tuning.identity import REGALLOC_SCORES  # noqa: E402
 
 PROFDATA = "/usr/lib/llvm-22/bin/llvm-profdata"
 
@@ -214,13 +225,16 @@ def arguments() -> tuple[argparse.Namespace, dict]:
     p.add_argument("--pick-timeout", type=float, default=3600.0,
                    help="--pick: seconds each build and workload run may take")
     p.add_argument("--regalloc-score", default="llvm",
-                   choices=["llvm", "instructions", "executed"],
+                   choices=list(REGALLOC_SCORES),
                    help="regalloc: the score tune's search lowers (docs/regalloc.md)")
     p.add_argument("--wall", type=int, metavar="PAIRS",
                    help="only the wall times of the builds an earlier run left in --work: "
                    "PGO against each tuned build on the held-back input, PAIRS alternating "
                    "pairs pinned to --cpu (run it on a quiet machine)")
     p.add_argument("--cpu", type=int, default=1, help="--wall: the CPU the runs are pinned to")
+    p.add_argument("--priorities", type=float, metavar="MINUTES",
+                   help="regalloc: then `tune priorities` for this many minutes (module doc)")
+    p.add_argument("--from-table", help="--priorities: start from this table of an earlier run")
     p.add_argument("--builds", default="pgo+tuned,pgo+picked",
                    help="--wall: the tuned builds timed against PGO, comma-separated "
                    "directories of WORK (those that exist)")
@@ -233,6 +247,10 @@ def arguments() -> tuple[argparse.Namespace, dict]:
         p.error("--builds names tuned builds; plain and pgo are always there")
     if a.wall is not None and a.wall < 1:
         p.error(f"--wall takes a number of pairs, at least 1, not {a.wall}")
+    if a.priorities is not None and (a.problem != "regalloc" or a.priorities <= 0):
+        p.error("--priorities takes a positive number of minutes and --problem regalloc")
+    if a.from_table is not None and a.priorities is None:
+        p.error("--from-table goes with --priorities")
     if a.package in bench.RESERVED:
         p.error(f"{a.package} is reserved for evaluation")
     recipe = bench.RECIPES.get(a.package)
@@ -276,6 +294,52 @@ def build_all(recipe: dict, tree: str, work: str, logs: str, flags: str,
     return builds
 
 
+def priorities_step(a: argparse.Namespace, work: str, corpus: str, table: str) -> str:
+    """`tune priorities` on a copy of `table` (WORK/tuning-priorities); returns the copy."""
+    out = os.path.join(work, "tuning-priorities")
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(table, out)
+    t0 = time.perf_counter()
+    r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "priorities",
+                        f"--tuning={out}", f"--corpus={corpus}", f"--minutes={a.priorities}",
+                        f"--workers={a.workers}"],
+                       env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
+                       capture_output=True, text=True)
+    bench.say(r.stdout.rstrip())
+    if r.returncode != 0:
+        raise SystemExit(f"bench/tune_pgo: tune priorities failed: {r.stderr[-2000:]}")
+    bench.say(f"priorities: {time.perf_counter() - t0:.0f} s wall")
+    return out
+
+
+def from_table(a: argparse.Namespace, recipe: dict, work: str, logs: str) -> int:
+    """--priorities --from-table: the priorities step on an earlier run's table (module doc)."""
+    tree = bench.fetch(a.package, a.work)
+    flags = f"-O2 -fprofile-instr-use={os.path.join(work, 'pgo.profdata')}"
+    table = os.path.abspath(a.from_table)
+    prio = priorities_step(a, work, os.path.join(work, "corpus"), table)
+    builds = {side: os.path.join(work, side) for side in ["plain", "pgo"]}
+    if not all(os.path.isdir(root) for root in builds.values()):
+        raise SystemExit(f"bench/tune_pgo: --from-table needs the builds of an earlier run in "
+                         f"{work}")
+    for side, t in (("pgo+table", table), ("pgo+priorities", prio)):
+        builds[side] = os.path.join(work, side)
+        log = os.path.join(t, "launch.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        bench.build(recipe, tree, builds[side], flags,
+                    f"{bench.LAUNCH} --tuning={t} -- clang-22", os.path.join(logs, side))
+    held_back(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")))
+    for side in ("pgo+table", "pgo+priorities"):
+        code = bench.run(recipe["check"], builds[side], log=os.path.join(logs, f"{side}.check"),
+                         check=False)
+        bench.say(f"tests ({' '.join(recipe['check'])}) on the {side} build: exit {code}")
+    with open(os.path.join(prio, "launch.log"), encoding="utf-8") as f:
+        lines = [line for line in f if '"priorities"' in line]
+    bench.say(f"pgo+priorities: {len(lines)} compiles answered priorities from the table")
+    return 0
+
+
 def main() -> int:
     a, recipe = arguments()
     work = os.path.join(a.work, f"{a.package}-{a.problem}")
@@ -291,6 +355,8 @@ def main() -> int:
              a.wall, a.cpu)
         return 0
     os.makedirs(logs, exist_ok=True)
+    if a.from_table is not None:
+        return from_table(a, recipe, work, logs)
     tree = bench.fetch(a.package, a.work)
     training = tar_of(tree, os.path.join(work, "training.tar"))
     t0 = time.perf_counter()
@@ -308,6 +374,8 @@ def main() -> int:
     if a.pick:
         tables = {"pgo+tuned": pick(a, recipe, tree, work, logs, flags, corpus, tuning,
                                     training), "pgo+picked": tuning}
+    if a.priorities is not None:
+        tables["pgo+priorities"] = priorities_step(a, work, corpus, tuning)
     builds = build_all(recipe, tree, work, logs, flags, tables)
     held_back(recipe, builds, tar_of(a.held_back, os.path.join(work, "held-back.tar")))
     bench.report(recipe, builds, tuning, logs)

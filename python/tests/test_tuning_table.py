@@ -258,6 +258,22 @@ def test_priorities_round_trip_and_index_the_entry(tmp_path):
     assert {e.module for e in read_entries(str(tmp_path))} == {"a.o", "sub/b.o"}  # unchanged
 
 
+def test_status_names_entries_and_compiles_with_priorities(tmp_path):
+    from mlgo_env.tuning.status import log_lines, status_lines
+    joint = entry("sub/b.o", 3)
+    joint.priorities = {"questions": 7, "functions": {}}
+    write_table(str(tmp_path), "regalloc", ["mask", "weight"], CLANG, [entry("a.o", 2), joint])
+    lines = list(status_lines(str(tmp_path), None, None))
+    assert "  1 of them with register priorities (tune priorities): sub/b.o" in lines
+    log = tmp_path / "launch.log"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"source": "a.c", "output": "a.o", "outcome": "tuned", "module": "a.o", "why": ""},
+        {"source": "b.c", "output": "sub/b.o", "outcome": "tuned", "module": "sub/b.o",
+         "why": "", "priorities": 7}]) + "\n")
+    assert ("  with register priorities: 1 of the tuned compiles (7 priority questions "
+            "answered from the table)") in list(log_lines(str(log)))
+
+
 def test_status_counts_stale_compiles_apart(tmp_path):
     from mlgo_env.tuning.status import log_lines
     log = tmp_path / "launch.log"

@@ -50,6 +50,10 @@ def status_lines(tuning: str, corpus: str | None, log: str | None) -> Iterator[s
         yield f"  {line}"
     if manifest["problem"] == "regalloc":
         yield score_line(states)
+        joint = sorted(m for m, e in entries.items() if e.priorities is not None)
+        if joint:
+            yield (f"  {len(joint)} of them with register priorities (tune priorities): "
+                   f"{', '.join(joint[:8])}{', ...' if len(joint) > 8 else ''}")
     yield from replay_file_lines(tuning)
     yield from workload_lines(tuning)
     if corpus:
@@ -208,6 +212,11 @@ def log_lines(log: str) -> Iterator[str]:
            f"decisions, {len(stale)} changed but keeping their unchanged call sites' "
            f"({kept} of {asked} decisions), {len(plain)} without any decision to make, "
            f"{len(other)} fell back, {len(failed)} failed")
+    joint = [r for r in tuned if r.get("priorities")]
+    if joint:
+        yield (f"  with register priorities: {len(joint)} of the tuned compiles "
+               f"({sum(int(r['priorities']) for r in joint)} priority questions answered "
+               "from the table)")
     for r in sorted(stale, key=_named):
         yield (f"  kept by call site: {_named(r)}: {r.get('from_entry')} of "
                f"{r.get('decisions')} decisions from module '{r.get('module')}' "
