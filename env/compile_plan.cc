@@ -3,8 +3,6 @@
 
 #include "problems_impl.h"
 
-#include "mlgo/env/executed_estimate.h"
-
 namespace mlgo::env {
 namespace {
 
@@ -47,11 +45,8 @@ CompilePlanner::baseArgs(const corpus::ModuleSpec& module, const std::filesystem
   if (!args.ok())
     return args.error().withContext(fmt::format("module {}", module.name));
   bool cc1 = isCc1(*args);
-  for (std::string& arg : problem_->scoreArgs(remarks, cc1))
+  for (std::string& arg : scoreArgs(scoreKind(), remarks, cc1))
     args->push_back(std::move(arg));
-  if (scoreKind() == ScoreKind::kRegallocExecuted)
-    for (std::string& arg : executedScoreArgs(cc1))
-      args->push_back(std::move(arg));
   if (!cc1)
     args->push_back("-fno-crash-diagnostics");
   return args;
@@ -73,7 +68,7 @@ Result<PlannedCompile> CompilePlanner::plan(const corpus::ModuleSpec& module,
   PlannedCompile planned{std::move(*dir), {}};
   CompileCommand& command = planned.command;
   command.objectPath = planned.dir.path() / kObjectName;
-  if (problem_->scoreKind() == ScoreKind::kRegallocCost)
+  if (scoreReadsRemarks(scoreKind()))
     command.remarksPath = planned.dir.path() / kRemarksName;
   auto args = baseArgs(module, command.objectPath, command.remarksPath);
   if (!args.ok())
@@ -98,12 +93,8 @@ Result<PlannedCompile> CompilePlanner::baseline(const corpus::ModuleSpec& module
 }
 
 ScoreKind CompilePlanner::scoreKind() const {
-  ScoreKind kind = problem_->scoreKind();
-  if (kind == ScoreKind::kRegallocCost && options_.regallocScore == "instructions")
-    return ScoreKind::kRegallocInstructions;
-  if (kind == ScoreKind::kRegallocCost && options_.regallocScore == "executed")
-    return ScoreKind::kRegallocExecuted;
-  return kind;
+  auto kind = compileScoreKind(*problem_, options_.regallocScore);
+  return kind.ok() ? *kind : problem_->scoreKind();
 }
 
 Result<std::vector<std::string>>
@@ -154,22 +145,6 @@ CompilePlanner::optimizationKeyArgs(const corpus::ModuleSpec& module) const {
   if (!args.ok())
     return args.error();
   return keyArgs(std::move(*args), module);
-}
-
-Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) {
-  if (kind == ScoreKind::kTextBytes) {
-    auto bytes = executableSectionBytes(command.objectPath);
-    if (!bytes.ok())
-      return bytes.error();
-    return ModuleScore{static_cast<double>(*bytes), {}};
-  }
-  if (kind == ScoreKind::kRegallocExecuted)
-    return executedEstimate(command.objectPath);
-  auto costs = readRegallocRemarks(command.remarksPath);
-  if (!costs.ok())
-    return costs.error();
-  return regallocScore(*costs, kind == ScoreKind::kRegallocInstructions ? kInstructionWeights
-                                                                        : kLlvmWeights);
 }
 
 } // namespace mlgo::env

@@ -2,12 +2,14 @@
 ///
 /// \file
 /// Private to env/: builds the interactive and baseline compile commands of
-/// a corpus module for a problem, and scores their outputs.
+/// a corpus module for a problem; score.h's scoreCompile scores their
+/// outputs.
 ///
-/// Both commands are `<clang> <recompile args> <score args>`, the
-/// interactive one with the problem's `-mllvm` flags after that, each in a
-/// fresh private directory (object `out.o`, remarks `remarks.opt`, fifos
-/// `channel.in/.out`). cc1 commands get no `-fno-crash-diagnostics` (cc1
+/// Both commands are `<clang> <recompile args> <score args>` (score.h's
+/// scoreArgs for the planner's scoreKind()), the interactive one with the
+/// problem's `-mllvm` flags after that, each in a fresh private directory
+/// (object `out.o`, fifos `channel.in/.out`, and remarks `remarks.opt` when
+/// the score reads them). cc1 commands get no `-fno-crash-diagnostics` (cc1
 /// rejects it and never writes crash reproducers); driver commands do. Every
 /// compile runs with LLVM_DISABLE_SYMBOLIZATION=1, so a crash does not spend
 /// seconds symbolising its stack.
@@ -61,9 +63,10 @@ public:
   const FixedPriorities* fixedPriorities() const { return priorities_.get(); }
 
   const Problem& problem() const { return *problem_; }
-  /// What its compiles are scored by: the problem's kind, or, for a regalloc
-  /// problem whose options ask for the `instructions` or the `executed`
-  /// score, kRegallocInstructions or kRegallocExecuted.
+  /// What its compiles are scored by: score.h's compileScoreKind of the
+  /// problem and the options' regallocScore. Whoever makes the planner checks
+  /// that name first (checkRegallocScore; environment creation does); an
+  /// unknown one scores as the problem's own kind.
   ScoreKind scoreKind() const;
   support::CleanupScope& scope() const { return *scope_; }
 
@@ -85,9 +88,6 @@ private:
   std::shared_ptr<const FixedPriorities> priorities_;
   std::filesystem::path tempParent_;
 };
-
-/// The score of a finished compile's outputs.
-Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command);
 
 } // namespace mlgo::env
 

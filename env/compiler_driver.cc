@@ -1,7 +1,7 @@
 //===- env/compiler_driver.cc - the real compiler driver ------------------===//
-#include "compile_plan.h"
 #include "mlgo/env/compiler_driver.h"
 #include "mlgo/env/run_compile.h"
+#include "mlgo/env/score.h"
 
 namespace mlgo::env {
 namespace {

@@ -21,17 +21,6 @@ Status BoundProblem::encode(const ActionValue& action, std::span<std::byte> out)
   return protocol::encodeAdvice(actionSpec(), std::span<const double>(&d, 1), out);
 }
 
-std::vector<std::string> Problem::scoreArgs(const std::filesystem::path& remarksFile,
-                                            bool cc1) const {
-  if (scoreKind() != ScoreKind::kRegallocCost)
-    return {};
-  if (cc1)
-    return {"-opt-record-file", remarksFile.string(), "-opt-record-passes",
-            "regalloc",         "-opt-record-format", "bitstream"};
-  return {"-fsave-optimization-record=bitstream", "-foptimization-record-passes=regalloc",
-          "-foptimization-record-file=" + remarksFile.string()};
-}
-
 std::string Problem::rewardDefinition(std::string_view regallocScore) const {
   if (scoreKind() == ScoreKind::kTextBytes)
     return "1 - policy/default, where a score is the bytes of the object's executable "

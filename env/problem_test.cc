@@ -53,15 +53,9 @@ TEST(ProblemRegistryTest, FlagsNameTheChannel) {
   EXPECT_THAT(args, ::testing::Contains("-inliner-interactive-include-default"));
   EXPECT_THAT(args, ::testing::Contains("-ml-advisor-size-increase-threshold=100"));
   EXPECT_EQ(std::count(args.begin(), args.end(), "-mllvm"), 4);
-  EXPECT_TRUE(inlining->scoreArgs("/d/r", true).empty());
   auto regalloc = *findProblem("regalloc");
   EXPECT_THAT(regalloc->interactiveArgs("/d/ch", {}),
               ::testing::Contains("-regalloc-evict-interactive-channel-base=/d/ch"));
-  EXPECT_THAT(regalloc->scoreArgs("/d/r", true),
-              ::testing::ElementsAre("-opt-record-file", "/d/r", "-opt-record-passes", "regalloc",
-                                     "-opt-record-format", "bitstream"));
-  EXPECT_THAT(regalloc->scoreArgs("/d/r", false),
-              ::testing::Contains("-foptimization-record-file=/d/r"));
   auto priority = *findProblem("regalloc-priority");
   EXPECT_THAT(priority->interactiveArgs("/d/ch", {}),
               ::testing::Contains("-regalloc-priority-interactive-channel-base=/d/ch"));

@@ -2,6 +2,7 @@
 #include "mlgo/env/score.h"
 
 #include "mlgo/corpus/executable_sections.h"
+#include "mlgo/env/executed_estimate.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Remarks/Remark.h>
@@ -9,6 +10,8 @@
 #include <llvm/Remarks/RemarkParser.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
+
+#include <span>
 
 namespace mlgo::env {
 namespace {
@@ -42,6 +45,17 @@ void addCost(RegallocCosts& costs, llvm::StringRef key, double value) {
     costs.foldedReloads += value;
   else if (key == "TotalCopiesCost")
     costs.copies += value;
+}
+
+/// The names as a reader lists them: "a, b or c".
+std::string choices(std::span<const std::string_view> names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0)
+      text += i + 1 == names.size() ? " or " : ", ";
+    text += names[i];
+  }
+  return text;
 }
 
 } // namespace
@@ -103,16 +117,26 @@ Result<RegallocWeights> regallocWeights(std::string_view name) {
     return kLlvmWeights;
   if (name == "instructions")
     return kInstructionWeights;
-  return makeError(ErrorCode::kInvalidArgument,
-                   "unknown regalloc score '{}' (expected llvm or instructions)", name);
+  return makeError(ErrorCode::kInvalidArgument, "unknown regalloc score '{}' (expected {})", name,
+                   choices(kRegallocWeightings));
+}
+
+Result<ScoreKind> regallocScoreKind(std::string_view name) {
+  if (name == "llvm")
+    return ScoreKind::kRegallocCost;
+  if (name == "instructions")
+    return ScoreKind::kRegallocInstructions;
+  if (name == "executed")
+    return ScoreKind::kRegallocExecuted;
+  return makeError(ErrorCode::kInvalidArgument, "unknown regalloc score '{}' (expected {})", name,
+                   choices(kRegallocScores));
 }
 
 Status checkRegallocScore(std::string_view name) {
-  for (std::string_view known : kRegallocScores)
-    if (name == known)
-      return Status::success();
-  return makeError(ErrorCode::kInvalidArgument,
-                   "unknown regalloc score '{}' (expected llvm, instructions or executed)", name);
+  auto kind = regallocScoreKind(name);
+  if (!kind.ok())
+    return kind.error();
+  return Status::success();
 }
 
 ModuleScore regallocScore(const std::vector<RegallocCosts>& costs, const RegallocWeights& weights) {
@@ -129,6 +153,47 @@ double relativeReward(double policy, double baseline) {
   if (baseline == 0)
     return policy == 0 ? 0.0 : -1.0;
   return 1.0 - policy / baseline;
+}
+
+Result<ScoreKind> compileScoreKind(const Problem& problem, std::string_view regallocScore) {
+  auto named = regallocScoreKind(regallocScore);
+  if (!named.ok())
+    return named.error();
+  if (problem.scoreKind() != ScoreKind::kRegallocCost)
+    return problem.scoreKind();
+  return *named;
+}
+
+bool scoreReadsRemarks(ScoreKind kind) {
+  return kind == ScoreKind::kRegallocCost || kind == ScoreKind::kRegallocInstructions;
+}
+
+std::vector<std::string> scoreArgs(ScoreKind kind, const std::filesystem::path& remarks, bool cc1) {
+  if (kind == ScoreKind::kRegallocExecuted)
+    return executedScoreArgs(cc1);
+  if (!scoreReadsRemarks(kind))
+    return {};
+  if (cc1)
+    return {"-opt-record-file", remarks.string(),     "-opt-record-passes",
+            "regalloc",         "-opt-record-format", "bitstream"};
+  return {"-fsave-optimization-record=bitstream", "-foptimization-record-passes=regalloc",
+          "-foptimization-record-file=" + remarks.string()};
+}
+
+Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command) {
+  if (kind == ScoreKind::kTextBytes) {
+    auto bytes = executableSectionBytes(command.objectPath);
+    if (!bytes.ok())
+      return bytes.error();
+    return ModuleScore{static_cast<double>(*bytes), {}};
+  }
+  if (kind == ScoreKind::kRegallocExecuted)
+    return executedEstimate(command.objectPath);
+  auto costs = readRegallocRemarks(command.remarksPath);
+  if (!costs.ok())
+    return costs.error();
+  return regallocScore(*costs, kind == ScoreKind::kRegallocInstructions ? kInstructionWeights
+                                                                        : kLlvmWeights);
 }
 
 } // namespace mlgo::env

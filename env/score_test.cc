@@ -1,15 +1,20 @@
 //===- env/score_test.cc - the regalloc weightings ---------------------------===//
 ///
-/// The two regalloc weightings (score.h), by name and on costs, and what the
-/// planner makes of ProblemOptions::regallocScore: the kind its compiles are
-/// scored by and the default score's cache key.
+/// The two regalloc weightings (score.h), by name and on costs; the kind
+/// each score name gives and the arguments each kind asks of clang; and what
+/// the planner makes of ProblemOptions::regallocScore: the kind its compiles
+/// are scored by, their arguments and the default score's cache key.
 ///
 //===----------------------------------------------------------------------===//
 #include "mlgo/env/score.h"
 
 #include "compile_plan.h"
+#include "mlgo/env/executed_estimate.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace mlgo::env {
 namespace {
@@ -73,6 +78,41 @@ TEST(RegallocWeighting, NamesPickTheWeightsAndUnknownOnesAreRefused) {
   EXPECT_EQ(bad.error().message(), "unknown regalloc score 'LLVM' (expected llvm or instructions)");
 }
 
+TEST(RegallocScoreKind, EachNameItsKindAndUnknownOnesRefusedNamingTheChoices) {
+  EXPECT_EQ(*regallocScoreKind("llvm"), ScoreKind::kRegallocCost);
+  EXPECT_EQ(*regallocScoreKind("instructions"), ScoreKind::kRegallocInstructions);
+  EXPECT_EQ(*regallocScoreKind("executed"), ScoreKind::kRegallocExecuted);
+  auto unknown = regallocScoreKind("copies");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(unknown.error().message(),
+            "unknown regalloc score 'copies' (expected llvm, instructions or executed)");
+  EXPECT_EQ(checkRegallocScore("copies").error().message(), unknown.error().message());
+  // A regalloc problem takes the name's kind; inlining keeps its own.
+  for (std::string_view problem : {"regalloc", "regalloc-priority"})
+    for (std::string_view name : kRegallocScores)
+      EXPECT_EQ(*compileScoreKind(**findProblem(problem), name), *regallocScoreKind(name));
+  EXPECT_EQ(*compileScoreKind(**findProblem("inlining"), "executed"), ScoreKind::kTextBytes);
+  EXPECT_FALSE(compileScoreKind(**findProblem("inlining"), "copies").ok());
+}
+
+TEST(RegallocScoreArgs, RemarksOnlyForTheScoresThatReadThem) {
+  for (ScoreKind kind : {ScoreKind::kRegallocCost, ScoreKind::kRegallocInstructions}) {
+    EXPECT_TRUE(scoreReadsRemarks(kind));
+    EXPECT_THAT(scoreArgs(kind, "/d/r", true),
+                ::testing::ElementsAre("-opt-record-file", "/d/r", "-opt-record-passes", "regalloc",
+                                       "-opt-record-format", "bitstream"));
+    EXPECT_THAT(scoreArgs(kind, "/d/r", false),
+                ::testing::Contains("-foptimization-record-file=/d/r"));
+  }
+  EXPECT_FALSE(scoreReadsRemarks(ScoreKind::kRegallocExecuted));
+  EXPECT_FALSE(scoreReadsRemarks(ScoreKind::kTextBytes));
+  for (bool cc1 : {true, false}) {
+    EXPECT_EQ(scoreArgs(ScoreKind::kRegallocExecuted, "/d/r", cc1), executedScoreArgs(cc1));
+    EXPECT_TRUE(scoreArgs(ScoreKind::kTextBytes, "/d/r", cc1).empty());
+  }
+}
+
 class PlannerScore : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -109,6 +149,35 @@ TEST_F(PlannerScore, InstructionsIsItsOwnKindAndCacheKey) {
   CompilePlanner inlining = planner("inlining", "instructions");
   EXPECT_EQ(inlining.scoreKind(), ScoreKind::kTextBytes);
   EXPECT_EQ(key(inlining), key(planner("inlining", "llvm")));
+}
+
+/// True when `args` asks clang for optimisation remarks in either spelling.
+bool asksForRemarks(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg.starts_with("-opt-record") || arg.find("optimization-record") != std::string::npos;
+  });
+}
+
+TEST_F(PlannerScore, OnlyTheRemarksScoresAskForRemarks) {
+  for (std::string_view problem : {"regalloc", "regalloc-priority"}) {
+    for (std::string_view score : kRegallocScores) {
+      CompilePlanner p = planner(problem, std::string(score));
+      bool reads = score != "executed";
+      EXPECT_EQ(asksForRemarks(key(p)), reads) << problem << " " << score;
+      for (bool interactive : {false, true}) {
+        auto planned = interactive ? p.interactive(module_) : p.baseline(module_);
+        ASSERT_TRUE(planned.ok()) << planned.error().message();
+        EXPECT_EQ(asksForRemarks(planned->command.argv), reads) << problem << " " << score;
+        EXPECT_EQ(planned->command.remarksPath.empty(), !reads) << problem << " " << score;
+      }
+    }
+    CompilePlanner executed = planner(problem, "executed");
+    EXPECT_EQ(executed.scoreKind(), ScoreKind::kRegallocExecuted);
+    std::vector<std::string> args = key(executed);
+    EXPECT_EQ(args.back(), "<score:executed>") << problem;
+    for (const std::string& arg : executedScoreArgs(/*cc1=*/true))
+      EXPECT_NE(std::find(args.begin(), args.end(), arg), args.end()) << problem << " " << arg;
+  }
 }
 
 } // namespace

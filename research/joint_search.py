@@ -18,6 +18,7 @@ import sys
 import time
 
 import mlgo_env
+from mlgo_env.tuning.identity import REGALLOC_SCORES
 from mlgo_env.tuning.regalloc_search import ModuleSearch
 
 #: columns a trial tries per step, as the regalloc tuner's
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=240.0, help="per module")
     p.add_argument("--out", required=True)
     p.add_argument("--regalloc-score", default="instructions",
-                   choices=["llvm", "instructions", "executed"],
+                   choices=list(REGALLOC_SCORES),
                    help="the score the search lowers (docs/regalloc.md)")
     a = p.parse_args(argv)
     with open(a.priorities, encoding="utf-8") as f:

@@ -26,6 +26,7 @@ from typing import Any
 
 import mlgo_env
 from mlgo_env import episodes as ep
+from mlgo_env.tuning.identity import REGALLOC_SCORES
 
 #: what a trial multiplies the fallback's answer by (earlier, later in the queue)
 MULTIPLIERS = (16.0, 1.0 / 16.0)
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=240.0, help="per module")
     p.add_argument("--out", required=True)
     p.add_argument("--regalloc-score", default="instructions",
-                   choices=["llvm", "instructions", "executed"],
+                   choices=list(REGALLOC_SCORES),
                    help="the score the search lowers (docs/regalloc.md)")
     p.add_argument("--confirm", action="store_true",
                    help="replay --out's results instead of searching (adds \"questions\")")

@@ -5,7 +5,6 @@
 #include "dev_mode_probe.h"
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/env/compiler_session.h"
-#include "mlgo/env/executed_estimate.h"
 #include "mlgo/env/run_compile.h"
 #include "mlgo/env/score.h"
 #include "mlgo/protocol/stream_reader.h"
@@ -45,16 +44,27 @@ template <typename F> Status readLogFile(const std::filesystem::path& path, F&& 
   }
 }
 
-/// The compile's score from its regalloc remarks, weighed as `weighting` says.
-Result<env::ModuleScore> remarksScore(const env::CompileCommand& command,
-                                      std::string_view weighting) {
-  auto costs = env::readRegallocRemarks(command.remarksPath);
-  if (!costs.ok())
-    return costs.error();
-  auto weights = env::regallocWeights(weighting);
-  if (!weights.ok())
-    return weights.error();
-  return env::regallocScore(*costs, *weights);
+/// The compile of `spec` into `dir` with clang's training log (at `log`) on
+/// and the arguments score `kind` reads: what episodes compile, plus the log.
+Result<env::CompileCommand>
+trainingLogCompile(env::Environment& environment, const corpus::ModuleSpec& spec,
+                   const env::EnvironmentOptions& options, env::ScoreKind kind,
+                   const std::filesystem::path& dir, const std::filesystem::path& log) {
+  env::CompileCommand command;
+  command.objectPath = dir / "out.o";
+  if (env::scoreReadsRemarks(kind))
+    command.remarksPath = dir / "remarks.opt";
+  auto args = corpus::recompileArgs(spec, command.objectPath, options.flagRules);
+  if (!args.ok())
+    return args.error();
+  command.argv.push_back(environment.describe().clangPath.string());
+  command.argv.insert(command.argv.end(), args->begin(), args->end());
+  for (std::string& arg : env::scoreArgs(kind, command.remarksPath, /*cc1=*/true))
+    command.argv.push_back(std::move(arg));
+  for (std::string& arg : trainingLogArgs(environment.problem(), log))
+    command.argv.push_back(std::move(arg));
+  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
+  return command;
 }
 
 } // namespace
@@ -84,25 +94,14 @@ Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
   if (!dir.ok())
     return dir.error();
   const env::Problem& problem = environment.problem();
-  env::CompileCommand command;
-  command.objectPath = dir->path() / "out.o";
-  command.remarksPath = dir->path() / "remarks.opt";
+  auto scoreKind = env::compileScoreKind(problem, options.problemOptions.regallocScore);
+  if (!scoreKind.ok())
+    return scoreKind.error();
   std::filesystem::path log = dir->path() / "training.log";
-  auto args = corpus::recompileArgs(*spec, command.objectPath, options.flagRules);
-  if (!args.ok())
-    return args.error();
-  command.argv.push_back(environment.describe().clangPath.string());
-  command.argv.insert(command.argv.end(), args->begin(), args->end());
-  for (std::string& arg : problem.scoreArgs(command.remarksPath, /*cc1=*/true))
-    command.argv.push_back(std::move(arg));
-  bool executed = options.problemOptions.regallocScore == "executed";
-  if (executed)
-    for (std::string& arg : env::executedScoreArgs(/*cc1=*/true))
-      command.argv.push_back(std::move(arg));
-  for (std::string& arg : trainingLogArgs(problem, log))
-    command.argv.push_back(std::move(arg));
-  command.environment = {"LLVM_DISABLE_SYMBOLIZATION=1"};
-  auto report = env::runCompile(environment.cleanupScope(), command, options.compileTimeout);
+  auto command = trainingLogCompile(environment, *spec, options, *scoreKind, dir->path(), log);
+  if (!command.ok())
+    return command.error();
+  auto report = env::runCompile(environment.cleanupScope(), *command, options.compileTimeout);
   if (!report.ok())
     return report.error().withContext(fmt::format("module {}", module));
 
@@ -123,8 +122,7 @@ Result<TracedModule> traceModuleFromTrainingLog(env::Environment& environment,
                        event.data.last(actionBytes));
   };
   MLGO_TRY(readLogFile(log, onEvent));
-  auto score = executed ? env::executedEstimate(command.objectPath)
-                        : remarksScore(command, options.problemOptions.regallocScore);
+  auto score = env::scoreCompile(*scoreKind, *command);
   if (!score.ok())
     return score.error().withContext(fmt::format("module {}", module));
   env::EpisodeSummary summary;

@@ -7,8 +7,9 @@
 /// (per-function contexts, its features with its own decision as the last
 /// feature) is re-emitted with `<module>:<function>` contexts and the trace's
 /// rewards. The policy is clang's default heuristic, so each function's
-/// default and policy scores are the same compile's, read from its
-/// regalloc remarks, and every reward is relativeReward(s, s) = 0.
+/// default and policy scores are the same compile's, scored as episodes
+/// score theirs (mlgo/env/score.h: its regalloc remarks, or its object under
+/// the `executed` score), and every reward is relativeReward(s, s) = 0.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_TRACE_TRAINING_LOG_TRACER_H

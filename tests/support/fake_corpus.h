@@ -22,6 +22,7 @@
 #include "mlgo/corpus/command_line.h"
 #include "mlgo/corpus/corpus.h"
 #include "mlgo/env/problem.h"
+#include "mlgo/env/score.h"
 #include "mlgo/protocol/advice.h"
 
 #include <stdlib.h>
@@ -100,7 +101,7 @@ inline FakeCorpus makeFakeCorpus(const FakeCorpusSetup& setup) {
   std::string base = (out.dir / "ch").string();
   for (auto& a : (*problem)->interactiveArgs(base, env::ProblemOptions()))
     argv.push_back(a);
-  for (auto& a : (*problem)->scoreArgs(out.corpus / "replay.remarks", true))
+  for (auto& a : env::scoreArgs((*problem)->scoreKind(), out.corpus / "replay.remarks", true))
     argv.push_back(a);
   auto capture = runInteractive(argv, base, answerDefault);
   if (!capture.error.empty() || capture.exitCode != 0)

@@ -9,7 +9,7 @@
 /// processCompilerDriver() (compiler_driver.cc) is the real one: it spawns
 /// the compiler named by the command's argv[0] and talks to it over a fifo
 /// pair (compiler_session.h; plain compiles: run_compile.h; clang_probe.h,
-/// compile_plan.h's scoreCompile). Tests substitute an in-process fake
+/// score.h's scoreCompile). Tests substitute an in-process fake
 /// through EnvironmentOptions::driver (env/testing/fake_driver.h replays
 /// recorded clang streams).
 ///
@@ -94,8 +94,8 @@ public:
                                          std::chrono::milliseconds timeout,
                                          const std::atomic<bool>* cancel, support::Spawner* spawner,
                                          support::Interrupt* interrupt) = 0;
-  /// The score of a finished compile's outputs (scoreCompile): the object
-  /// file, and for regalloc problems the remarks file.
+  /// The score of a finished compile's outputs (score.h's scoreCompile): the
+  /// object file, and for the scores that read them the remarks file.
   virtual Result<ModuleScore> score(ScoreKind kind, const CompileCommand& command) = 0;
 };
 

@@ -55,7 +55,7 @@ enum class ScoreKind : uint8_t {
   kRegallocCost, ///< 4*reloads + 1*spills + 0.2*copies from regalloc remarks.
   /// spills + reloads + copies from regalloc remarks, folded ones 0: what a
   /// regalloc problem scores with under ProblemOptions::regallocScore
-  /// "instructions" (CompilePlanner::scoreKind); no Problem reports it.
+  /// "instructions" (score.h's compileScoreKind); no Problem reports it.
   kRegallocInstructions,
   /// The instructions the object's code is estimated to execute
   /// (executed_estimate.h): what a regalloc problem scores with under
@@ -176,11 +176,6 @@ public:
   /// preceded by `-mllvm`).
   virtual std::vector<std::string> interactiveArgs(const std::string& channelBase,
                                                    const ProblemOptions& options) const = 0;
-  /// Arguments both the interactive and the baseline compile need to be
-  /// scored (the remarks file for regalloc problems). `cc1` selects cc1
-  /// spellings; otherwise driver spellings.
-  std::vector<std::string> scoreArgs(const std::filesystem::path& remarksFile, bool cc1) const;
-
   /// Checks that clang's header fits this problem and returns the rules
   /// for its observations. kUnsupported saying what is missing or different.
   virtual Result<std::shared_ptr<const BoundProblem>> bind(const protocol::LogHeader& header,

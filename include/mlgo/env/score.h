@@ -24,12 +24,21 @@
 ///    The third regalloc score, `executed`, reads the object instead
 ///    (executed_estimate.h).
 ///
+/// Which score a compile gets is one ScoreKind (problem.h): the problem's own
+/// kind, or for a regalloc problem the one its regalloc score names
+/// (compileScoreKind). scoreArgs() gives the arguments a compile needs for
+/// that score, scoreCompile() reads the score from its outputs; the episode's
+/// planner and the tracer both use them. Only the scores that read the
+/// remarks ask clang for them (scoreReadsRemarks).
+///
 /// Thread safety: the functions are reentrant.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef MLGO_ENV_SCORE_H
 #define MLGO_ENV_SCORE_H
 
+#include "mlgo/env/compiler_session.h"
+#include "mlgo/env/problem.h"
 #include "mlgo/support/result.h"
 
 #include <filesystem>
@@ -68,6 +77,10 @@ inline constexpr std::string_view kRegallocScores[] = {"llvm", "instructions", "
 /// Success when `name` is one of kRegallocScores; kInvalidArgument naming
 /// the choices otherwise.
 Status checkRegallocScore(std::string_view name);
+/// The kind regalloc score `name` names: kRegallocCost for "llvm",
+/// kRegallocInstructions for "instructions", kRegallocExecuted for
+/// "executed"; kInvalidArgument naming kRegallocScores otherwise.
+Result<ScoreKind> regallocScoreKind(std::string_view name);
 
 /// Frequency-weighted register allocation costs of one function.
 struct RegallocCosts {
@@ -108,6 +121,33 @@ ModuleScore regallocScore(const std::vector<RegallocCosts>& costs,
 /// 1 - policy/default. When default is 0 the ratio is undefined: the reward
 /// is 0 if the policy scores 0 too, else -1.
 double relativeReward(double policy, double baseline);
+
+/// What compiles of `problem` are scored by under regalloc score
+/// `regallocScore` (ProblemOptions::regallocScore): for a regalloc problem
+/// (its own kind kRegallocCost) the kind regallocScoreKind gives, for another
+/// problem its own kind. A name not in kRegallocScores is kInvalidArgument
+/// whatever the problem.
+Result<ScoreKind> compileScoreKind(const Problem& problem, std::string_view regallocScore);
+
+/// True for the scores read from clang's regalloc remarks (kRegallocCost,
+/// kRegallocInstructions): their compiles write a remarks file. The others
+/// read the object and ask for no remarks.
+bool scoreReadsRemarks(ScoreKind kind);
+
+/// The arguments a compile needs, after its recompile arguments, to be
+/// scored by `kind`: for a score that reads the remarks, those that write
+/// them to `remarks` (file comment); for kRegallocExecuted,
+/// executedScoreArgs() (executed_estimate.h); none for kTextBytes. `remarks`
+/// is used by the remarks scores only. `cc1` selects cc1 spellings,
+/// otherwise driver spellings.
+std::vector<std::string> scoreArgs(ScoreKind kind, const std::filesystem::path& remarks, bool cc1);
+
+/// The score of a finished compile, compiled with scoreArgs(kind, ...): the
+/// bytes of its object's executable sections (kTextBytes), the remarks at
+/// `command.remarksPath` weighed by kLlvmWeights or kInstructionWeights, or
+/// executedEstimate() of its object. The errors are the reader's, naming the
+/// file.
+Result<ModuleScore> scoreCompile(ScoreKind kind, const CompileCommand& command);
 
 } // namespace mlgo::env
 
