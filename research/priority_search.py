@@ -13,114 +13,34 @@ function the multipliers by step ({step: multiplier}, others 1), for priority_bu
 
     PYTHONPATH=python /usr/bin/python3 research/priority_search.py --corpus CORPUS \\
         --module M [--module M2 ...] --seconds 240 --out decisions.json
+
+The search itself became the product's (mlgo_env.tuning.priority_search, run by `python -m
+mlgo_env.tune priorities`); this script keeps the experiment's command line and file form.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import mlgo_env
 from mlgo_env import episodes as ep
 from mlgo_env.tuning.identity import REGALLOC_SCORES
-
-#: what a trial multiplies the fallback's answer by (earlier, later in the queue)
-MULTIPLIERS = (16.0, 1.0 / 16.0)
-#: the largest float32 below 2^32 (the priority rule's bound)
-_BOUND = 4294967040.0
-TOLERANCE = 1e-9
-
-
-def fallback(obs: dict[str, Any]) -> float:
-    """The `weight` fallback, as the environment computes it (regalloc_problems.cc):
-    weight x 1000, clamped to [0, 2^24); not finite -> 0. (Until 2026-11-28 an infinite
-    weight gave 2^24 - 1 here; the search and its builds agreed, the environment's fixed
-    priorities did not.)"""
-    w = float(obs["weight"].reshape(-1)[0]) * 1000.0
-    return min(max(w, 0.0), float(2 ** 24 - 1)) if math.isfinite(w) else 0.0
-
-
-def answer(obs: dict[str, Any], multiplier: float) -> float:
-    return min(fallback(obs) * multiplier, _BOUND)
-
-
-@dataclass
-class Function:
-    name: str
-    clang: float
-    best: float
-    steps: int                      # questions the incumbent's episode asked
-    incumbent: dict[int, float] = field(default_factory=dict)
-    queue: list[tuple[int, float]] = field(default_factory=list)
-    kept: int = 0
-
-    def requeue(self, after: int) -> None:
-        self.queue = [(j, m) for j in range(after + 1, self.steps) for m in MULTIPLIERS
-                      if self.incumbent.get(j, 1.0) != m]
-        self.queue.reverse()
-
-
-class Player:
-    """One episode's answers: per function its incumbent before its trial step, the trial,
-    the fallback after it. Records each function's question count."""
-
-    def __init__(self, incumbents: dict[str, dict[int, float]],
-                 plan: dict[str, tuple[int, float]]) -> None:
-        self.incumbents, self.plan = incumbents, plan
-        self.counts: dict[str, int] = {}
-
-    def __call__(self, obs: Any, info: dict) -> float:
-        name = info["context"]
-        j = self.counts.get(name, 0)
-        self.counts[name] = j + 1
-        trial = self.plan.get(name)
-        if trial is not None and j == trial[0]:
-            return answer(obs, trial[1])
-        if trial is None or j < trial[0]:
-            return answer(obs, self.incumbents.get(name, {}).get(j, 1.0))
-        return answer(obs, 1.0)
-
-
-def scores_of(result: ep.EpisodeResult) -> dict[str, tuple[float, float]]:
-    if result.contexts is None:
-        raise RuntimeError(f"{result.module}: no per-function scores")
-    return {c["name"]: (float(c["policy_score"]), float(c.get("default_score") or 0.0))
-            for c in result.contexts}
+from mlgo_env.tuning.priority_search import (MULTIPLIERS, PriorityPlayer, answer,  # noqa: F401
+                                             fallback, function_scores, search_priorities)
 
 
 def search_module(env: Any, module: str, seconds: float) -> dict[str, Any]:
-    """The module's search, for at most `seconds` after its first episode."""
-    player = Player({}, {})
-    first = ep.play_episode(env, module, player)
-    funcs = {n: Function(n, d, s, player.counts.get(n, 0))
-             for n, (s, d) in scores_of(first).items()}
-    for f in funcs.values():
-        f.requeue(-1)
-    start_score = sum(f.best for f in funcs.values())
-    deadline, episodes = time.monotonic() + seconds, 1
-    while time.monotonic() < deadline and any(f.queue for f in funcs.values()):
-        plan = {f.name: f.queue.pop() for f in funcs.values() if f.queue}
-        player = Player({n: f.incumbent for n, f in funcs.items()}, plan)
-        scores = scores_of(ep.play_episode(env, module, player))
-        episodes += 1
-        for name, (j, m) in plan.items():
-            f = funcs[name]
-            score = scores.get(name, (f.best, 0.0))[0]
-            if score < f.best - TOLERANCE * max(1.0, abs(f.best)):
-                f.best, f.kept, f.steps = score, f.kept + 1, player.counts.get(name, 0)
-                f.incumbent = {k: v for k, v in f.incumbent.items() if k < j}
-                f.incumbent[j] = m
-                f.requeue(j)
-    return {"module": module, "clang": sum(f.clang for f in funcs.values()),
-            "start": start_score, "best": sum(f.best for f in funcs.values()),
-            "episodes": episodes, "finished": not any(f.queue for f in funcs.values()),
+    """The module's search (the product's), for at most `seconds` after its first episode,
+    in the experiment's file form."""
+    r = search_priorities(env, module, seconds)
+    return {"module": module, "clang": r.clang, "start": r.start, "best": r.best,
+            "episodes": r.episodes, "finished": r.finished,
             "functions": {f.name: {"best": f.best, "clang": f.clang, "questions": f.steps,
-                                   "multipliers": {str(k): v for k, v in f.incumbent.items()}}
-                          for f in funcs.values()}}
+                                   "multipliers": {str(k): v for k, v in
+                                                   sorted(f.incumbent.items())}}
+                          for f in r.functions}}
 
 
 def confirm(env: Any, result: dict[str, Any]) -> float:
@@ -130,8 +50,8 @@ def confirm(env: Any, result: dict[str, Any]) -> float:
     deterministic)."""
     incumbents = {n: {int(k): v for k, v in f["multipliers"].items()}
                   for n, f in result["functions"].items()}
-    player = Player(incumbents, {})
-    scores = scores_of(ep.play_episode(env, result["module"], player))
+    player = PriorityPlayer(incumbents, {})
+    scores = function_scores(ep.play_episode(env, result["module"], player))
     for name, f in result["functions"].items():
         f["questions"] = player.counts.get(name, 0)
     return sum(s for s, _ in scores.values())
