@@ -4,7 +4,7 @@
 /// Private to launch/: finding a module's entry before or without its
 /// stream, by the object the compile writes and the table's module index
 /// (tuning_table.h). The stale route (stale_entry.h) uses it when a changed
-/// inlining stream found no entry; the priority route (priority_route.h)
+/// inlining stream found no entry; the priority route (table_answerer.h)
 /// before a regalloc compile starts, since clang asks priorities before the
 /// first eviction whose digest would find the entry.
 ///

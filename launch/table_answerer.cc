@@ -10,9 +10,10 @@ namespace mlgo::launch {
 
 TableAnswerer::TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned,
                              std::string profile, std::string profileName, std::string object,
-                             std::optional<TuningEntry> joint)
+                             IndexLookup joint)
     : problem_(problem), tuned_(tuned), profile_(std::move(profile)),
-      profileName_(std::move(profileName)), object_(std::move(object)), joint_(std::move(joint)) {
+      profileName_(std::move(profileName)), object_(std::move(object)),
+      joint_(std::move(joint.entry)), jointWhy_(std::move(joint.why)) {
   if (tuned.fallback)
     policyAnswerer_.emplace(problem, *tuned.fallback);
   if (joint_ && joint_->priorities)
@@ -98,6 +99,9 @@ Status TableAnswerer::start(env::CompilerSession& session, const env::Observatio
            "flags, or one tune left at clang's own decisions)";
     return Status::success();
   }
+  why_ = dropJoint(*entries);
+  if (entries->empty())
+    return Status::success();
   why_ = keepApplicable(*entries);
   if (entries->empty())
     return Status::success();
@@ -108,6 +112,23 @@ Status TableAnswerer::start(env::CompilerSession& session, const env::Observatio
                        "'{}' does not tell them apart",
                        candidates, object_);
   return Status::success();
+}
+
+/// Drops the entries with priorities (this compile has no priority channel:
+/// their evictions were recorded under their priorities); when none is
+/// left, why.
+std::string TableAnswerer::dropJoint(std::vector<TuningEntry>& entries) const {
+  std::string named;
+  std::erase_if(entries, [&](const TuningEntry& e) {
+    if (e.priorities)
+      named = e.module;
+    return e.priorities.has_value();
+  });
+  if (!entries.empty() || named.empty())
+    return {};
+  return fmt::format("module '{}' was tuned with register priorities, and the object path "
+                     "'{}' did not name it before the compile ({})",
+                     named, object_, jointWhy_.empty() ? "no module index" : jointWhy_);
 }
 
 /// Keeps the entries tuned at the compile's level with its profile; when
@@ -176,7 +197,10 @@ Status TableAnswerer::answerPriority(env::CompilerSession& session,
                                      const env::Observation& observation) {
   const protocol::LogHeader* header = session.channelHeader(kPriorityChannel);
   if (!priorities_ || header == nullptr)
-    return makeError(ErrorCode::kCompiler, "a priority question on a compile without priorities");
+    return makeError(ErrorCode::kCompiler,
+                     "the compiler asked a priority on channel {} of a compile started "
+                     "without one",
+                     kPriorityChannel);
   if (priorities_->answered() >= joint_->priorities->questions) {
     depart(fmt::format("more priority questions than the {} recorded",
                        joint_->priorities->questions));

@@ -7,12 +7,17 @@
 /// entry that has priorities (found before the compile, indexed_entry.h) it
 /// also answers clang's priority channel (channel 1 of the session).
 ///
-/// The priority route: the k-th priority question of function f gets the
+/// The priority route: the first question is a priority, and priority
+/// questions then interleave with the evictions (each eviction is followed
+/// by the priorities of the ranges it requeues). The k-th priority question of function f gets the
 /// `weight` fallback's priority times the entry's multiplier for (f, k)
 /// (env::PriorityAnswerer, as the environment answered it while tune
 /// searched); the first eviction question must hash to the entry's `first`,
 /// the eviction stream to its `stream`, and the compile must ask exactly the
-/// recorded number of evictions and priority questions. Anything else is a
+/// recorded number of evictions and priority questions. An entry with
+/// priorities that the first eviction finds in a compile started without
+/// the priority channel (the object path did not name it) does not apply:
+/// its evictions were recorded under its priorities. Anything else is a
 /// departure: rerun() (priorities change no program's meaning, only which
 /// registers it gets, so what was answered before is harmless; the rerun
 /// gives the build the fallback's object).
@@ -45,12 +50,12 @@ class TableAnswerer {
 public:
   /// `profile`: the compile's profile identity (profile_identity.h), named
   /// `profileName` in messages; `object`: the object it writes
-  /// (indexed_entry.h); `joint`: the module's entry with priorities, when the
-  /// compile was started with the priority channel for it. `tuned` must
-  /// outlive the answerer.
+  /// (indexed_entry.h); `joint`: what the module index gave for the object
+  /// (regalloc): an entry with priorities when the compile was started with
+  /// the priority channel for it, else none and why. `tuned` must outlive
+  /// the answerer.
   TableAnswerer(const env::Problem& problem, const TunedLaunch& tuned, std::string profile,
-                std::string profileName, std::string object,
-                std::optional<TuningEntry> joint = std::nullopt);
+                std::string profileName, std::string object, IndexLookup joint = {});
 
   /// Answers one request of either channel.
   Status answer(env::CompilerSession& session, const env::Observation& observation);
@@ -74,6 +79,7 @@ public:
 private:
   Status start(env::CompilerSession& session, const env::Observation& observation);
   std::string keepApplicable(std::vector<TuningEntry>& entries) const;
+  std::string dropJoint(std::vector<TuningEntry>& entries) const;
   Status replay(env::CompilerSession& session, const env::Observation& observation);
   Status answerWith(env::CompilerSession& session, const env::ActionValue& action);
   Status answerFallback(env::CompilerSession& session, const env::Observation& observation);
@@ -95,6 +101,7 @@ private:
   std::optional<TuningEntry> entry_;
   std::optional<StaleAnswers> stale_; ///< Answering by site key (stale_entry.h).
   std::optional<TuningEntry> joint_;  ///< The entry whose priorities are answered.
+  std::string jointWhy_;              ///< Why the module index gave none.
   std::optional<env::PriorityAnswerer> priorities_;
   std::vector<std::byte> advice_;
   bool rerun_ = false;

@@ -66,18 +66,69 @@ Result<LaunchOutcome> runFallback(const LaunchOptions& options, const std::strin
 }
 
 /// A regalloc compile's entry with priorities, found by the object's name
-/// (the compile then opens the priority channel); none otherwise.
-Result<std::optional<TuningEntry>> jointEntry(const env::Problem& problem,
-                                              const TunedLaunch& tuned, const std::string& object,
-                                              const std::string& profile) {
+/// in the module index (the compile then opens the priority channel); no
+/// entry otherwise, with why when the index was read.
+Result<IndexLookup> jointEntry(const env::Problem& problem, const TunedLaunch& tuned,
+                               const std::string& object, const std::string& profile) {
   if (problem.name() != "regalloc")
-    return std::optional<TuningEntry>();
+    return IndexLookup{};
   auto found = findIndexedEntry(*tuned.table, object, tuned.optLevel, profile);
   if (!found.ok())
     return found.error();
-  if (!found->entry || !found->entry->priorities)
-    return std::optional<TuningEntry>();
-  return std::move(found->entry);
+  if (found->entry && !found->entry->priorities) {
+    found->why = "module '" + found->entry->module + "' has no priorities";
+    found->entry.reset();
+  }
+  return std::move(*found);
+}
+
+/// Starts the compile, with the priority channel when `joint` has an entry.
+Result<Started> startTableCompile(const LaunchOptions& options, const env::Problem& problem,
+                                  const std::string& source, const IndexLookup& joint,
+                                  support::CleanupScope& scope) {
+  const env::Problem* priorityProblem = nullptr;
+  if (joint.entry) {
+    auto found = env::findProblem("regalloc-priority");
+    if (!found.ok())
+      return found.error();
+    priorityProblem = *found;
+  }
+  return startInteractive(options, problem, source, scope, priorityProblem);
+}
+
+/// Serves the compile's requests until its stream ends or the answerer
+/// departs; false (with the failed outcome in `result`) when it failed.
+bool answerUntilEnd(env::CompilerSession& session, TableAnswerer& answerer,
+                    const std::string& source, TunedOutcome& result) {
+  env::Observation observation;
+  for (;;) {
+    auto event = session.next(observation);
+    Status st = event.ok() ? Status::success() : Status(event.error());
+    if (st.ok() && *event == env::SessionEvent::kEnd)
+      return true;
+    if (st.ok())
+      st = answerer.answer(session, observation);
+    if (!st.ok()) {
+      session.abort();
+      result.outcome = failed(session, source, st.error());
+      return false;
+    }
+    if (answerer.rerun())
+      return true;
+  }
+}
+
+/// What the answerer did, into `result` (a compile that ran to its end).
+void takeAnswers(const TableAnswerer& answerer, TunedOutcome& result) {
+  result.tuned = answerer.tuned();
+  result.stale = answerer.stale();
+  result.priorityAnswers = result.tuned ? answerer.priorityAnswers() : 0;
+  if (const StaleAnswers* stale = answerer.staleAnswers()) {
+    result.fromEntry = stale->fromEntry();
+    result.decisions = stale->decisions();
+  }
+  if (!answerer.asked())
+    result.why.clear(); // Nothing to decide (no call site, or clang never asked): plain.
 }
 
 /// The interactive compile with the table answering; reruns when it must.
@@ -92,36 +143,17 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     result.outcome = LaunchOutcome{1, joint.error().withContext(source), 0};
     return result;
   }
-  const env::Problem* priorityProblem = nullptr;
-  if (*joint) {
-    auto found = env::findProblem("regalloc-priority");
-    if (!found.ok())
-      return found.error();
-    priorityProblem = *found;
-  }
-  Started started = startInteractive(options, problem, source, scope, priorityProblem);
-  if (auto* outcome = std::get_if<LaunchOutcome>(&started)) {
+  auto started = startTableCompile(options, problem, source, *joint, scope);
+  if (!started.ok())
+    return started.error();
+  if (auto* outcome = std::get_if<LaunchOutcome>(&*started)) {
     result.outcome = *outcome;
     return result;
   }
-  auto session = std::move(std::get<std::unique_ptr<env::CompilerSession>>(started));
+  auto session = std::move(std::get<std::unique_ptr<env::CompilerSession>>(*started));
   TableAnswerer answerer(problem, tuned, profile, files.describe(), object, std::move(*joint));
-  env::Observation observation;
-  for (;;) {
-    auto event = session->next(observation);
-    Status st = event.ok() ? Status::success() : Status(event.error());
-    if (st.ok() && *event == env::SessionEvent::kEnd)
-      break;
-    if (st.ok())
-      st = answerer.answer(*session, observation);
-    if (!st.ok()) {
-      session->abort();
-      result.outcome = failed(*session, source, st.error());
-      return result;
-    }
-    if (answerer.rerun())
-      break;
-  }
+  if (!answerUntilEnd(*session, answerer, source, result))
+    return result;
   if (answerer.rerun()) {
     session->abort();
     session.reset();
@@ -138,15 +170,7 @@ Result<TunedOutcome> answerFromTable(const LaunchOptions& options, const env::Pr
     result.outcome = *again;
     return result;
   }
-  result.tuned = answerer.tuned();
-  result.stale = answerer.stale();
-  result.priorityAnswers = result.tuned ? answerer.priorityAnswers() : 0;
-  if (const StaleAnswers* stale = answerer.staleAnswers()) {
-    result.fromEntry = stale->fromEntry();
-    result.decisions = stale->decisions();
-  }
-  if (!answerer.asked())
-    result.why.clear(); // Nothing to decide (no call site, or clang never asked): plain.
+  takeAnswers(answerer, result);
   return result;
 }
 

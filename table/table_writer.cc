@@ -217,8 +217,7 @@ Result<size_t> writeTable(const std::filesystem::path& dir, TableContents c) {
       if (!entry.ok())
         return entry.error();
       text += (e == group.front() ? "" : ", ") + *entry;
-      if (!e->sites.empty() || e->priorities)
-        indexed.push_back(e);
+      indexed.push_back(e);
       profiles.insert(e->profile);
     }
     files[key] = text + "]}\n";
@@ -237,8 +236,13 @@ Result<size_t> writeTable(const std::filesystem::path& dir, TableContents c) {
       return written.error();
   if (Status removed = removeUnneeded(folder, files); !removed.ok())
     return removed.error();
-  Status index = indexed.empty() ? removeFile(dir / kIndexFile)
-                                 : writeFile(dir / kIndexFile, indexText(indexed));
+  // Every entry is indexed once one needs the index (site keys, priorities):
+  // the object path then chooses among all the modules of its name.
+  bool needed = std::any_of(c.entries.begin(), c.entries.end(), [](const TuningEntry& e) {
+    return !e.sites.empty() || e.priorities.has_value();
+  });
+  Status index = needed ? writeFile(dir / kIndexFile, indexText(indexed))
+                        : removeFile(dir / kIndexFile);
   if (!index.ok())
     return index.error();
   if (Status written = writeFile(dir / kManifestFile, *manifest); !written.ok())

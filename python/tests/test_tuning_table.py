@@ -226,8 +226,9 @@ def test_inlining_records_site_keys_and_the_table_indexes_them(tmp_path):
     back = {e.module: e for e in read_entries(str(tmp_path))}
     assert back["src/a.o"] == with_sites and back["b.o"].sites is None
     index = json.loads((tmp_path / "module-index.json").read_text())
-    assert index == {"format": "mlgo-env-tuning-index", "version": 1,
-                     "modules": [{"module": "src/a.o", "opt": "-Oz", "first": rec.hash.first}]}
+    assert index == {"format": "mlgo-env-tuning-index", "version": 1,  # every entry, by name
+                     "modules": [{"module": "b.o", "opt": "-Oz", "first": entry("b.o", 2).first},
+                                 {"module": "src/a.o", "opt": "-Oz", "first": rec.hash.first}]}
     path = tmp_path / "modules" / (ident.entry_key(rec.hash.first) + ".json")
     doc = json.loads(path.read_text())
     doc["entries"][0]["sites"] = base64.b64encode(bytes(80)).decode("ascii")
@@ -247,7 +248,7 @@ def test_priorities_round_trip_and_index_the_entry(tmp_path):
     assert back["sub/b.o"] == joint and back["a.o"].priorities is None
     assert Entry.from_json(joint.to_json(), "x") == joint
     index = json.loads((tmp_path / "module-index.json").read_text())
-    assert [r["module"] for r in index["modules"]] == ["sub/b.o"]  # found before the compile
+    assert [r["module"] for r in index["modules"]] == ["a.o", "sub/b.o"]  # all, by name
     for bad, message in [({"questions": 1}, "needs 'questions' and 'functions'"),
                          ({"questions": 1, "functions": {"f": {"x": 1.0}}}, "step 'x' is not"),
                          ({"questions": 1, "functions": {"f": {"1": -1.0}}},

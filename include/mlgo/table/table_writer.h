@@ -17,8 +17,8 @@
 /// wrong (kInvalidArgument naming the entry: what the reader would refuse, a
 /// score that is not finite, text that is not UTF-8). Then each file is
 /// replaced atomically (a temporary file beside it, renamed), so a reader
-/// never sees half a file: the entries files, the index (removed when no
-/// entry has site keys or priorities), the manifest last. Entries files no entry needs any
+/// never sees half a file: the entries files, the index (every entry, once one
+/// has site keys or priorities; removed otherwise), the manifest last. Entries files no entry needs any
 /// more are removed. kIo naming the file when one cannot be written.
 ///
 /// Pure functions except writeTable(), which one process at a time may call

@@ -30,16 +30,17 @@
 /// older than the field); the manifest's `profiles` lists the entries'
 /// profile identities, sorted and distinct (absent in older tables:
 /// unknown). `sites` (inlining; absent in older tables) is base64 of one
-/// 8-byte site key per decision (stream_identity.h); the index lists the
-/// entries that have them, for the stale route (launch/stale_entry.h).
+/// 8-byte site key per decision (stream_identity.h), for the stale route
+/// (launch/stale_entry.h), which finds a module's entry in the index.
 /// `priorities` (regalloc; absent = none) are the module's register
 /// priorities, answered on clang's priority channel before its evictions:
 /// the k-th priority question of function `f` gets the `weight` fallback's
 /// priority (weight x 1000) times `functions[f][k]` (1 where none is
 /// given); `questions` is how many priority questions the compile asked.
-/// The index lists entries with priorities too: the launcher must know
-/// before the compile that it opens the priority channel, so it finds them
-/// by the object path.
+/// The launcher must know before the compile that it opens the priority
+/// channel, so it finds such an entry in the index, by the object path. The
+/// index lists every entry once one has site keys or priorities (so the
+/// object path chooses among all the modules of its name), none otherwise.
 ///
 /// Errors are values naming the file (`tuning file 'PATH': ...`): a manifest,
 /// entries file or index that is missing, truncated, of another format or
@@ -148,7 +149,7 @@ struct TuningManifest {
   std::optional<std::vector<std::string>> profiles;
 };
 
-/// One row of DIR/module-index.json: an entry with site keys or priorities.
+/// One row of DIR/module-index.json: an entry.
 struct IndexRow {
   std::string module;
   std::string opt;
