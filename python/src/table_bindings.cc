@@ -65,19 +65,28 @@ std::optional<table::EntryPriorities> prioritiesOf(const py::handle& value,
       !py::isinstance<py::dict>(dict["functions"]))
     throw fail("needs 'questions' and 'functions' (a dict)");
   table::EntryPriorities out;
-  auto questions = dict["questions"].cast<int64_t>();
-  if (questions < 0)
-    throw fail("'questions' is negative");
-  out.questions = static_cast<uint64_t>(questions);
+  py::handle questions = dict["questions"];
+  if (!py::isinstance<py::int_>(questions) || py::isinstance<py::bool_>(questions) ||
+      questions.cast<py::int_>() < py::int_(0))
+    throw fail("'questions' must be a count");
+  out.questions = questions.cast<uint64_t>();
   for (auto [name, steps] : py::reinterpret_borrow<py::dict>(dict["functions"])) {
-    auto& kept = out.multipliers[name.cast<std::string>()];
+    if (!py::isinstance<py::str>(name))
+      throw fail("a function name is not a str");
+    std::string function = name.cast<std::string>();
     if (!py::isinstance<py::dict>(steps))
-      throw fail("function '" + name.cast<std::string>() + "' is not a dict of steps");
+      throw fail("function '" + function + "' is not a dict of steps");
+    auto& kept = out.multipliers[function];
     for (auto [step, multiplier] : py::reinterpret_borrow<py::dict>(steps)) {
-      auto text = py::str(step).cast<std::string>();
-      if (text.empty() || text.size() > 19 ||
-          text.find_first_not_of("0123456789") != std::string::npos)
-        throw fail("step '" + text + "' is not an index");
+      std::string text = py::str(step).cast<std::string>();
+      if (!py::isinstance<py::str>(step) || text.empty() || text.size() > 19 ||
+          text.find_first_not_of("0123456789") != std::string::npos ||
+          (text.size() > 1 && text[0] == '0'))
+        throw fail("function '" + function + "': step '" + text + "' is not an index");
+      if (!(py::isinstance<py::float_>(multiplier) || py::isinstance<py::int_>(multiplier)) ||
+          py::isinstance<py::bool_>(multiplier))
+        throw fail("function '" + function + "': step " + text + ": the multiplier is not a "
+                   "number");
       kept[std::stoull(text)] = multiplier.cast<double>();
     }
   }

@@ -252,7 +252,12 @@ def test_priorities_round_trip_and_index_the_entry(tmp_path):
     for bad, message in [({"questions": 1}, "needs 'questions' and 'functions'"),
                          ({"questions": 1, "functions": {"f": {"x": 1.0}}}, "step 'x' is not"),
                          ({"questions": 1, "functions": {"f": {"1": -1.0}}},
-                          "step 1: the multiplier must be a finite number >= 0")]:
+                          "step 1: the multiplier must be a finite number >= 0"),
+                         ({"questions": "7", "functions": {}}, "'questions' must be a count"),
+                         ({"questions": 1, "functions": {"f": {"012": 1.0}}},
+                          "step '012' is not an index"),
+                         ({"questions": 1, "functions": {"f": {"1": "x"}}},
+                          "the multiplier is not a number")]:
         joint.priorities = bad
         with pytest.raises(ValueError, match=message):
             write_table(str(tmp_path), "regalloc", ["mask", "weight"], CLANG, [joint])

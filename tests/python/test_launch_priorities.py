@@ -12,8 +12,12 @@ those priorities; then the project is built by make through the launcher with th
   answered; its object has exactly the executable bytes of the environment's compile, and
   differs from the plain build's; every other object is the plain build's;
 - the programs print the same;
-- an entry whose recorded priority questions are one too many departs: the compile runs
-  again plainly (the plain build's object) and the log says why.
+- an entry whose recorded priority questions are one too many, or one too few (the compile
+  is stopped at the extra question), departs: the compile runs again plainly (the plain
+  build's object) and the log says why;
+- an entry the object path does not name (its module renamed in the table) does not apply:
+  its evictions were recorded under its priorities; the compile runs again plainly and the
+  log says why.
 
 Needs MLGO_ENV, MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR, MLGO_CLANG and MLGO_CLANGXX (ctest sets
 them; real_tools.py): a missing one fails.
@@ -136,14 +140,30 @@ class LaunchPriorities(unittest.TestCase):
         for program in ("ctool", "cxxtool"):
             self.assertEqual(program_output(built, program), program_output(plain, program))
 
-        entry.priorities["questions"] += 1  # the compile asks one fewer than recorded
-        again, lines = self.launch("departs", entry, features)
+        asked = entry.priorities["questions"]
+        for name, recorded, why in [
+                ("fewer", asked + 1, f"{asked} priority questions, {asked + 1} recorded"),
+                ("more", asked - 1, f"more priority questions than the {asked - 1} recorded")]:
+            entry.priorities["questions"] = recorded
+            again, lines = self.launch(name, entry, features)
+            self.assertEqual(lines[module]["outcome"], "fallback", lines[module])
+            self.assertIn(f"departs from its tuned decisions: {why}", lines[module]["why"])
+            self.assert_plain(again, plain)
+        entry.priorities["questions"] = asked
+        entry.module = "elsewhere/" + os.path.basename(module) + ".other.o"
+        again, lines = self.launch("unnamed", entry, features)
         self.assertEqual(lines[module]["outcome"], "fallback", lines[module])
-        self.assertIn(f"departs from its tuned decisions: {entry.priorities['questions'] - 1} "
-                      f"priority questions, {entry.priorities['questions']} recorded",
-                      lines[module]["why"])
+        # without the priority channel clang's own priorities ask another first eviction,
+        # or, where the first is the same, the entry is refused for want of its priorities
+        self.assertTrue(lines[module]["why"].startswith("no tuned module makes this first") or
+                        f"module '{entry.module}' was tuned with register priorities, and the "
+                        f"object path '{module}' did not name it" in lines[module]["why"],
+                        lines[module])
+        self.assert_plain(again, plain)
+
+    def assert_plain(self, built, plain):
         for name, path in objects_under(plain).items():
-            self.assertEqual(executable_sections(os.path.join(again, name)),
+            self.assertEqual(executable_sections(os.path.join(built, name)),
                              executable_sections(path), name)
 
 

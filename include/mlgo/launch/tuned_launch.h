@@ -47,8 +47,9 @@
 ///    Regalloc stays exact or fallback: an eviction index means nothing
 ///    outside its exact stream.
 /// 7. Priorities (regalloc; an entry with `priorities`, tuning_table.h):
-///    clang asks a function's priority questions before its evictions, so
-///    the entry must be known before the compile: the module index names it
+///    clang's first question is a priority (priority questions then
+///    interleave with the evictions), so the entry must be known before the
+///    compile: the module index names it
 ///    by the object path (same optimisation level and profile). The compile
 ///    then also opens clang's priority channel; the k-th priority question of
 ///    function f gets the `weight` fallback's priority (weight x 1000) times

@@ -33,7 +33,7 @@
 /// 8-byte site key per decision (stream_identity.h), for the stale route
 /// (launch/stale_entry.h), which finds a module's entry in the index.
 /// `priorities` (regalloc; absent = none) are the module's register
-/// priorities, answered on clang's priority channel before its evictions:
+/// priorities, answered on clang's priority channel beside its evictions:
 /// the k-th priority question of function `f` gets the `weight` fallback's
 /// priority (weight x 1000) times `functions[f][k]` (1 where none is
 /// given); `questions` is how many priority questions the compile asked.
@@ -103,7 +103,7 @@ struct TuningEntry {
   /// One site key per decision (stream_identity.h); empty when the table has
   /// none (older tables, regalloc).
   std::vector<uint64_t> sites;
-  /// Regalloc: the priorities answered before the evictions; none = clang's
+  /// Regalloc: the priorities answered beside the evictions; none = clang's
   /// own priorities (no priority channel).
   std::optional<EntryPriorities> priorities;
 

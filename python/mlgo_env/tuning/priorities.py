@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -77,6 +78,7 @@ class PriorityOutcome:
     episodes: int
     why: str = ""
     entry: Entry | None = None
+    note: str = ""
 
     def report(self) -> dict[str, Any]:
         return {"clang": self.clang, "alone": self.alone, "priorities": self.priorities,
@@ -100,9 +102,6 @@ def tune_priorities(o: PriorityOptions, say: Callable[[str], None] = print
     current = {m: st for m, st in states.items() if st.get("default_score") is not None and
                st["identity"] == tuned_identity(o.corpus, m, clang["version"], score)}
     chosen = _choose(o, current, say)
-    if not chosen:
-        raise ValueError(f"{o.tuning}: no module searched by tune with this compiler and "
-                         "corpus to search priorities in (run tune first)")
     seconds = o.minutes * 60.0 * min(o.workers, len(chosen)) / len(chosen)
     say(f"tune priorities: {len(chosen)} modules, {seconds / 60:.1f} minutes each, under "
         f"the {score or 'llvm'} score: {', '.join(chosen)}")
@@ -110,19 +109,43 @@ def tune_priorities(o: PriorityOptions, say: Callable[[str], None] = print
     table = {e.module: e for e in read_entries(o.tuning)}
     alone = {m: _alone_entry(table.get(m), current[m]) for m in chosen}
     outcomes: list[PriorityOutcome] = []
-    with ThreadPoolExecutor(max_workers=max(1, o.workers)) as pool:
-        jobs = [pool.submit(_module, o, m, current[m], alone[m], score, seconds, features)
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=max(1, o.workers))
+    try:
+        jobs = [pool.submit(_module, o, m, current[m], alone[m], score, seconds, features, stop)
                 for m in chosen]
-        for job in jobs:
-            out = job.result()
+        for job in as_completed(jobs):
+            found = job.result()
+            out = _settle(found, table.get(found.module), o.margin)
             outcomes.append(out)
             say(_line(out))
-    _save(o, outcomes, current, alone)
-    written = _rewrite_table(o, manifest, table, outcomes, alone)
+            if not out.why:  # a failed module keeps its state and table entry as they were
+                _save(o, out, current[out.module], alone[out.module])
+                table = _rewrite_table(o, manifest, table, out, alone[out.module])
+    except KeyboardInterrupt:
+        stop.set()  # the searches end after their episode in flight; finished ones are saved
+        say("tune priorities: interrupted; the modules finished are in the table")
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     kept = sum(1 for out in outcomes if out.kept)
     say(f"tune priorities: {kept} of {len(outcomes)} modules keep joint decisions; "
-        f"{written} modules in the table ({o.tuning})")
+        f"{len(table)} modules in the table ({o.tuning})")
     return outcomes
+
+
+def _settle(out: PriorityOutcome, current: Entry | None, margin: float) -> PriorityOutcome:
+    """The outcome against an earlier run's joint entry still in the table (`current` with
+    priorities): that one stays where it scores lower than the new joint decisions (or the
+    new ones were not kept), as long as it beats eviction alone by the margin."""
+    if out.why or current is None or current.priorities is None:
+        return out
+    earlier = float(current.tuned_score)
+    if earlier < out.alone * (1.0 - margin) and (not out.kept or earlier <= out.joint):
+        out.entry, out.kept = current, True
+        out.why = ""
+        out.note = f"an earlier run's joint decisions ({earlier:.6g}) kept"
+    return out
 
 
 def _table_score(states: dict[str, dict]) -> str | None:
@@ -136,19 +159,33 @@ def _table_score(states: dict[str, dict]) -> str | None:
 def _choose(o: PriorityOptions, states: dict[str, dict], say: Callable[[str], None]
             ) -> list[str]:
     """The modules to search: `o.modules` (those tune searched), else the `o.top` with the
-    largest share of the profile's counts, else of the largest default scores."""
+    largest share of the profile's counts, else of the largest default scores. Of modules
+    compiled from one file (libtool's `.libs/x.o` and `x.o`: the same functions, the same
+    share), the first by name only: the workload runs one of them, and the PIC one
+    (`.libs/`, the shared library's) sorts first. ValueError naming what left none."""
     if o.modules is not None:
-        return [m for m in o.modules if m in states]
-    names = sorted(states)
-    path, problems = corpus_profile(o.corpus, names)
+        chosen = [m for m in o.modules if m in states]
+        if not chosen:
+            raise ValueError("none of the modules named was searched by tune with this "
+                             "compiler and corpus (run tune on them first)")
+        return chosen
+    if not states:
+        raise ValueError(f"{o.tuning}: no module searched by tune with this compiler and "
+                         "corpus (run tune first)")
+    names, files = sorted(states), {}
+    for m in sorted(states):
+        files.setdefault(main_file(o.corpus, m) or m, m)
+    path, _ = corpus_profile(o.corpus, names)
     weights = read_profile_weights(path, profdata_tool(o.clang)) if path else None
-    if weights is not None:
-        shares = {m: weights.share(states[m].get("search", {}).get("incumbents", {}),
-                                   main_file(o.corpus, m)) for m in names}
-        say(f"tune priorities: modules ordered by their share of the profile {path}")
-        hot = [m for m in names if shares[m] > 0]
-        return sorted(hot, key=lambda m: -shares[m])[:o.top]
-    return sorted(names, key=lambda m: -float(states[m]["default_score"]))[:o.top]
+    if weights is None:
+        return sorted(files.values(), key=lambda m: -float(states[m]["default_score"]))[:o.top]
+    shares = {m: weights.share(states[m].get("search", {}).get("incumbents", {}),
+                               main_file(o.corpus, m)) for m in files.values()}
+    hot = sorted((m for m, share in shares.items() if share > 0), key=lambda m: -shares[m])
+    if not hot:
+        raise ValueError(f"the profile {path} counts nothing in the searched modules")
+    say(f"tune priorities: modules ordered by their share of the profile {path}")
+    return hot[:o.top]
 
 
 def _environment(o: PriorityOptions, problem: str, score: str | None, **extra: Any) -> Any:
@@ -171,14 +208,15 @@ def _alone_entry(current: Entry | None, state: dict) -> dict | None:
 
 
 def _module(o: PriorityOptions, module: str, state: dict, alone_entry: dict | None,
-            score: str | None, seconds: float, features: list[str]) -> PriorityOutcome:
+            score: str | None, seconds: float, features: list[str],
+            stop: threading.Event) -> PriorityOutcome:
     """Steps 1-4 of the module doc for one module; a failed episode is its outcome's why."""
     alone = float(alone_entry["tuned_score"]) if alone_entry else float(state["default_score"])
     out = PriorityOutcome(module, float(state["default_score"]), alone, 0.0, 0.0, False, 0)
     try:
         env = _environment(o, "regalloc-priority", score, priority_fallback="weight")
         try:
-            found = search_priorities(env, module, seconds / 2)
+            found = search_priorities(env, module, seconds / 2, stop)
         finally:
             env.close()
         out.priorities, out.episodes = found.best, found.episodes
@@ -186,8 +224,10 @@ def _module(o: PriorityOptions, module: str, state: dict, alone_entry: dict | No
         fixed = _fixed_priorities_file(o.tuning, module, multipliers)
         env = _environment(o, "regalloc", score, fixed_priorities=fixed)
         try:
-            search = _search_evictions(env, module, seconds / 2)
+            search = _search_evictions(env, module, seconds / 2, stop)
             out.joint, out.episodes = search.best, out.episodes + search.episodes
+            if stop.is_set():
+                raise KeyboardInterrupt("interrupted")
             out.kept = out.joint < alone * (1.0 - o.margin)
             if out.kept:
                 out.entry = _record(env, module, search, features, multipliers,
@@ -195,7 +235,7 @@ def _module(o: PriorityOptions, module: str, state: dict, alone_entry: dict | No
                                     state["identity"].get("profile"))
         finally:
             env.close()
-    except Exception as e:  # noqa: BLE001 - the module keeps its eviction-only entry
+    except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - the module stays as it was
         out.kept, out.entry, out.why = False, None, f"{type(e).__name__}: {e}"
     return out
 
@@ -211,10 +251,12 @@ def _fixed_priorities_file(tuning: str, module: str, multipliers: dict) -> str:
     return path
 
 
-def _search_evictions(env: Any, module: str, seconds: float) -> ModuleSearch:
+def _search_evictions(env: Any, module: str, seconds: float, stop: threading.Event
+                      ) -> ModuleSearch:
     search = ModuleSearch(env, module, ALTERNATIVES)
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not (search.done() and not search.next_pass()):
+    while time.monotonic() < deadline and not stop.is_set() and \
+            not (search.done() and not search.next_pass()):
         search.step(env)
     return search
 
@@ -237,41 +279,42 @@ def _record(env: Any, module: str, search: ModuleSearch, features: list[str],
     if rec.hash.first is None:
         raise ValueError("under these priorities clang asks no eviction question, and the "
                          "launcher confirms a module by its evictions' stream")
+    questions = int(info.get("priority_answers") or 0)
+    if questions <= 0:
+        raise ValueError("replaying the joint decisions answered no priority question")
     return Entry(module, rec.actions, rec.hash.first, rec.hash.hexdigest(),
                  float(info["default_score"]), score, opt, profile or "",
-                 priorities={"questions": int(info.get("priority_answers", 0)),
-                             "functions": multipliers})
+                 priorities={"questions": questions, "functions": multipliers})
 
 
 def _line(out: PriorityOutcome) -> str:
     if out.why:
-        return f"tune priorities: {out.module}: not kept: {out.why}"
+        return f"tune priorities: {out.module}: left as it was: {out.why}"
     change = (out.joint / out.alone - 1.0) if out.alone else 0.0
+    kept = "kept" if out.kept else "not kept"
     return (f"tune priorities: {out.module}: clang {out.clang:.6g}, eviction alone "
             f"{out.alone:.6g}, priorities {out.priorities:.6g}, joint {out.joint:.6g} "
             f"({change:+.2%} against eviction alone; {out.episodes} episodes): "
-            f"{'kept' if out.kept else 'not kept'}")
+            f"{out.note or kept}")
 
 
-def _save(o: PriorityOptions, outcomes: list[PriorityOutcome], states: dict[str, dict],
-          alone: dict[str, dict | None]) -> None:
-    for out in outcomes:
-        st = dict(states[out.module])
-        st["priorities"] = {**out.report(), "margin": o.margin,
-                            "entry": out.entry.to_json() if out.entry else None,
-                            "alone_entry": alone[out.module]}
-        save_state(o.tuning, out.module, st)
+def _save(o: PriorityOptions, out: PriorityOutcome, state: dict, alone: dict | None) -> None:
+    st = dict(state)
+    st["priorities"] = {**out.report(), "margin": o.margin,
+                        "entry": out.entry.to_json() if out.entry else None,
+                        "alone_entry": alone}
+    save_state(o.tuning, out.module, st)
 
 
 def _rewrite_table(o: PriorityOptions, manifest: dict, table: dict[str, Entry],
-                   outcomes: list[PriorityOutcome], alone: dict[str, dict | None]) -> int:
-    """The table with each searched module's joint entry where kept, else its eviction-only
-    entry (none when it has none); the other modules' entries as they were."""
+                   out: PriorityOutcome, alone: dict | None) -> dict[str, Entry]:
+    """The table with the module's joint entry where kept, else its eviction-only entry
+    (none when it has none), written; the other modules' entries as they were."""
     entries = dict(table)
-    for out in outcomes:
-        chosen = out.entry.to_json() if out.entry else alone[out.module]
-        entries.pop(out.module, None)
-        if chosen is not None:
-            entries[out.module] = Entry.from_json(chosen, out.module)
-    return write_table(o.tuning, "regalloc", manifest["features"], manifest["clang"],
-                       entries.values())
+    entries.pop(out.module, None)
+    chosen = out.entry if out.entry is not None else (
+        Entry.from_json(alone, out.module) if alone is not None else None)
+    if chosen is not None:
+        entries[out.module] = chosen
+    write_table(o.tuning, "regalloc", manifest["features"], manifest["clang"], entries.values())
+    return entries

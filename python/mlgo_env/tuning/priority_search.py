@@ -106,9 +106,11 @@ class PrioritySearchResult:
                 for f in self.functions}
 
 
-def search_priorities(env: Any, module: str, seconds: float) -> PrioritySearchResult:
+def search_priorities(env: Any, module: str, seconds: float, stop: Any = None
+                      ) -> PrioritySearchResult:
     """Searches `module`'s priorities on `env` (a `regalloc-priority` environment with the
-    `weight` fallback) for at most `seconds` after its first episode. Blocks."""
+    `weight` fallback) for at most `seconds` after its first episode, or until `stop` (a
+    threading.Event) is set. Blocks."""
     player = PriorityPlayer({}, {})
     first = ep.play_episode(env, module, player)
     funcs = {n: FunctionPriorities(n, clang, score, player.counts.get(n, 0))
@@ -117,7 +119,8 @@ def search_priorities(env: Any, module: str, seconds: float) -> PrioritySearchRe
         f.requeue(-1)
     start = sum(f.best for f in funcs.values())
     deadline, episodes = time.monotonic() + seconds, 1
-    while time.monotonic() < deadline and any(f.queue for f in funcs.values()):
+    while time.monotonic() < deadline and any(f.queue for f in funcs.values()) and \
+            not (stop is not None and stop.is_set()):
         trials = {f.name: f.queue.pop() for f in funcs.values() if f.queue}
         player = PriorityPlayer({n: f.incumbent for n, f in funcs.items()}, trials)
         scores = function_scores(ep.play_episode(env, module, player))

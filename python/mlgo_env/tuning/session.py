@@ -333,6 +333,8 @@ def _save(o: TuneOptions, t: ModuleTuner, status: str, identity: dict, old: dict
              "entry": None, "recorded_score": None}
     if same and old.get("entry") is not None:
         state["entry"], state["recorded_score"] = old["entry"], old.get("recorded_score")
+    if same and old.get("priorities") is not None:  # state.table_entry says while it holds
+        state["priorities"] = old["priorities"]
     save_state(o.output, t.module, state)
 
 

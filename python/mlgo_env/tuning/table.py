@@ -54,7 +54,7 @@ class Entry:
     #: inlining: one site key per decision (identity.site_key, 8 bytes each), concatenated;
     #: None in tables older than the field (no stale route for the entry)
     sites: bytes | None = None
-    #: regalloc: the register priorities answered before the evictions, as the entry's JSON
+    #: regalloc: the register priorities answered beside the evictions, as the entry's JSON
     #: holds them ({"questions": N, "functions": {name: {"step": multiplier}}}); None =
     #: clang's own priorities
     priorities: dict[str, Any] | None = None
