@@ -7,7 +7,7 @@ workload, tuned on top of it, and measured on an input the profile never saw.
         [--pick [--candidates 3] [--pick-timeout 3600]] [--regalloc-score llvm|instructions|executed]
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils --wall 10 [--cpu 1] [--work ...]
     /usr/bin/python3 bench/tune_pgo.py --package xz-utils --priorities 16 --from-table DIR
-        [--work ...] [--workers 2]
+        [--priority-modules REGEX] [--work ...] [--workers 2]
 
 Steps (each printed with its wall time), by the package's own build system (the recipes
 in bench/recipes.py, which name the workload):
@@ -235,6 +235,8 @@ def arguments() -> tuple[argparse.Namespace, dict]:
     p.add_argument("--priorities", type=float, metavar="MINUTES",
                    help="regalloc: then `tune priorities` for this many minutes (module doc)")
     p.add_argument("--from-table", help="--priorities: start from this table of an earlier run")
+    p.add_argument("--priority-modules", metavar="REGEX",
+                   help="--priorities: these modules instead of tune's choice (its --modules)")
     p.add_argument("--builds", default="pgo+tuned,pgo+picked",
                    help="--wall: the tuned builds timed against PGO, comma-separated "
                    "directories of WORK (those that exist)")
@@ -302,7 +304,8 @@ def priorities_step(a: argparse.Namespace, work: str, corpus: str, table: str) -
     t0 = time.perf_counter()
     r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "priorities",
                         f"--tuning={out}", f"--corpus={corpus}", f"--minutes={a.priorities}",
-                        f"--workers={a.workers}"],
+                        f"--workers={a.workers}"] +
+                       ([f"--modules={a.priority_modules}"] if a.priority_modules else []),
                        env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
                        capture_output=True, text=True)
     bench.say(r.stdout.rstrip())
