@@ -12,9 +12,10 @@ or those `modules` names), each in turn on a worker:
    (EnvironmentOptions::fixedPriorities), for the other half;
 3. the joint decisions replace the module's eviction-only entry only when their score is
    below the eviction-only entry's (clang's own when it has none) by more than `margin`
-   (relative): the static estimate chose the modules whose workload gained where its margin
-   was large (xz-utils' decoder 1.6%, gzip's deflate 0.45%) and wrongly where it was small
-   (0.05-0.3%, xz's encoders; docs/tuning.md), so the default margin is 0.4%;
+   (relative): where the estimate promised 0.05-0.3% the workload lost (xz-utils' encoders),
+   where it promised 0.45% and 1.7% it gained (gzip's deflate, xz's decoder), so the
+   default margin is 0.4%; a larger promise is still no guarantee (xz's
+   lzma_encoder_optimum_normal: 1.86% promised, 0.12 points lost; docs/tuning.md);
 4. the kept decisions are played once more, recording the stream identity, the actions and
    the number of priority questions (mlgo_env.tuning.record's Recorder), which must score
    what the search found; the entry gets `priorities` (docs/tuning-format.md) and the table
