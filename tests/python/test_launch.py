@@ -45,6 +45,23 @@ PROJECT = os.path.join(CHECKOUT, "tests", "data", "launch_project")
 CC, CXX = path_of("MLGO_CLANG"), path_of("MLGO_CLANGXX")
 
 
+class ProjectCopies(unittest.TestCase):
+    """A test case with a scratch directory (removed after it) and fresh copies of the
+    launch project in it."""
+    prefix = "mlgo-project-"
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix=self.prefix)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def fresh(self, name):
+        path = os.path.join(self.dir, name)
+        shutil.copytree(PROJECT, path)
+        return path
+
+
 def text_bytes(path):
     return sum(len(b) for _, b in executable_sections(path))
 

@@ -25,9 +25,7 @@ them; real_tools.py): a missing one fails.
 import json
 import os
 import shlex
-import shutil
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,7 +37,7 @@ from mlgo_env.tuning.identity import clang_identity, identity_features  # noqa: 
 from mlgo_env.tuning.record import Recorder  # noqa: E402
 from mlgo_env.tuning.table import Entry, write_table  # noqa: E402
 from real_tools import needs  # noqa: E402
-from test_launch import CC, MLGO_ENV_LAUNCH, PROJECT, objects_under  # noqa: E402
+from test_launch import CC, MLGO_ENV_LAUNCH, ProjectCopies, objects_under  # noqa: E402
 from test_tune import build, corpus_of, log_lines, program_output  # noqa: E402
 from test_tune_regalloc import KEEP_OBJECTS  # noqa: E402
 
@@ -98,17 +96,8 @@ def joint_entry(corpus: str, module: str, functions: list[str], scratch: str
 
 
 @needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
-class LaunchPriorities(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="mlgo-launch-prio-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def fresh(self, name):
-        path = os.path.join(self.dir, name)
-        shutil.copytree(PROJECT, path)
-        return path
+class LaunchPriorities(ProjectCopies):
+    prefix = "mlgo-launch-prio-"
 
     def launch(self, name, entry, features):
         tuning = os.path.join(self.dir, name + "-table")

@@ -18,9 +18,7 @@ Needs MLGO_ENV, MLGO_ENV_LAUNCH, MLGO_ENV_CORE_DIR, MLGO_CLANG and MLGO_CLANGXX 
 them; real_tools.py): a missing one fails.
 """
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,7 +28,7 @@ from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.state import load_states  # noqa: E402
 from mlgo_env.tuning.table import read_entries  # noqa: E402
 from real_tools import needs  # noqa: E402
-from test_launch import MLGO_ENV_LAUNCH, PROJECT  # noqa: E402
+from test_launch import MLGO_ENV_LAUNCH, ProjectCopies  # noqa: E402
 from test_tune import build, corpus_of, log_lines, program_output  # noqa: E402
 
 
@@ -39,17 +37,8 @@ def quiet(_line):
 
 
 @needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
-class TunePriorities(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="mlgo-tune-prio-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def fresh(self, name):
-        path = os.path.join(self.dir, name)
-        shutil.copytree(PROJECT, path)
-        return path
+class TunePriorities(ProjectCopies):
+    prefix = "mlgo-tune-prio-"
 
     def test_priorities_kept_where_they_win_and_applied_by_the_launcher(self):
         corpus, tuning = os.path.join(self.dir, "corpus"), os.path.join(self.dir, "tuning")

@@ -21,7 +21,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,7 +30,7 @@ from mlgo_env.elf import executable_sections  # noqa: E402
 from mlgo_env.tuning.session import TuneOptions, tune  # noqa: E402
 from mlgo_env.tuning.table import Entry, read_entries  # noqa: E402
 from real_tools import needs  # noqa: E402
-from test_launch import CC, MLGO_ENV_LAUNCH, PROJECT, objects_under  # noqa: E402
+from test_launch import CC, MLGO_ENV_LAUNCH, ProjectCopies, objects_under  # noqa: E402
 from test_tune import (build, corpus_of, log_lines, program_output, read_json,  # noqa: E402
                        write_json)
 
@@ -72,17 +71,8 @@ def replay(corpus: str, entry: Entry, scratch: str) -> tuple:
 
 
 @needs("MLGO_ENV", "MLGO_ENV_LAUNCH", "MLGO_CLANG", "MLGO_CLANGXX")
-class TunedRegalloc(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="mlgo-tune-ra-")
-
-    def tearDown(self):
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def fresh(self, name):
-        path = os.path.join(self.dir, name)
-        shutil.copytree(PROJECT, path)
-        return path
+class TunedRegalloc(ProjectCopies):
+    prefix = "mlgo-tune-ra-"
 
     def test_o2_build_with_a_regalloc_table(self):
         d = self.dir

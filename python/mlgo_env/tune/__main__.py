@@ -104,12 +104,7 @@ def _tune(argv: list[str]) -> int:
                     a.cache_dir, a.temp_dir, a.progress_every, scheduler=a.scheduler,
                     regalloc_score=a.regalloc_score, profile_order=not a.no_profile_order)
     if a.modules:
-        from .. import episodes as ep
-        try:
-            pattern = re.compile(a.modules)
-        except re.error as e:
-            p.error(f"--modules: {e}")
-        o.modules = [m for m in ep.corpus_modules(a.corpus) if pattern.search(m)]
+        o.modules = _matching(p, a.modules, a.corpus)
         if not o.modules:
             print(f"tune: no module of {a.corpus} matches '{a.modules}'", file=sys.stderr)
             return 1
@@ -134,6 +129,16 @@ def _tune(argv: list[str]) -> int:
                         ([f"--launcher={a.launcher}"] if a.launcher else [])) == 130:
             return 130
     return 0
+
+
+def _matching(p: argparse.ArgumentParser, regex: str, corpus: str) -> list[str]:
+    """The corpus's modules whose names match `regex` (--modules); a bad regex is p.error."""
+    from .. import episodes as ep
+    try:
+        pattern = re.compile(regex)
+    except re.error as e:
+        p.error(f"--modules: {e}")
+    return [m for m in ep.corpus_modules(corpus) if pattern.search(m)]
 
 
 def _is_thinlto(corpus: str) -> bool:
@@ -249,12 +254,11 @@ def _priorities(argv: list[str]) -> int:
     o = PriorityOptions(a.tuning, a.corpus, a.minutes, None, a.top, a.margin, a.workers,
                         a.cache_dir, a.temp_dir)
     if a.modules:
-        from .. import episodes as ep
-        try:
-            pattern = re.compile(a.modules)
-        except re.error as e:
-            p.error(f"--modules: {e}")
-        o.modules = [m for m in ep.corpus_modules(a.corpus) if pattern.search(m)]
+        o.modules = _matching(p, a.modules, a.corpus)
+        if not o.modules:
+            print(f"tune priorities: no module of {a.corpus} matches '{a.modules}'",
+                  file=sys.stderr)
+            return 1
     try:
         tune_priorities(o, lambda line: print(line, flush=True))
     except KeyboardInterrupt:
