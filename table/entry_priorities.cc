@@ -14,8 +14,11 @@ Error bad(const std::string& where, const std::string& module, const std::string
                    where, module, what);
 }
 
-/// A step's key: a decimal index without sign or leading zeros.
-std::optional<uint64_t> stepOf(llvm::StringRef text) {
+bool validMultiplier(double m) { return std::isfinite(m) && m >= 0; }
+
+} // namespace
+
+std::optional<uint64_t> priorityStep(std::string_view text) {
   uint64_t step = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), step);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty() ||
@@ -23,10 +26,6 @@ std::optional<uint64_t> stepOf(llvm::StringRef text) {
     return std::nullopt;
   return step;
 }
-
-bool validMultiplier(double m) { return std::isfinite(m) && m >= 0; }
-
-} // namespace
 
 Result<std::optional<EntryPriorities>> parsePriorities(const llvm::json::Object& o,
                                                        const std::string& module,
@@ -49,7 +48,8 @@ Result<std::optional<EntryPriorities>> parsePriorities(const llvm::json::Object&
       return bad(where, module, "function '" + name.str() + "' is not an object of steps");
     auto& kept = out.multipliers[name.str()];
     for (const auto& [key, multiplier] : *byStep) {
-      auto step = stepOf(key);
+      llvm::StringRef text = key;
+      auto step = priorityStep(std::string_view(text.data(), text.size()));
       auto number = multiplier.getAsNumber();
       if (!step)
         return bad(where, module,

@@ -79,15 +79,14 @@ std::optional<table::EntryPriorities> prioritiesOf(const py::handle& value,
     auto& kept = out.multipliers[function];
     for (auto [step, multiplier] : py::reinterpret_borrow<py::dict>(steps)) {
       std::string text = py::str(step).cast<std::string>();
-      if (!py::isinstance<py::str>(step) || text.empty() || text.size() > 19 ||
-          text.find_first_not_of("0123456789") != std::string::npos ||
-          (text.size() > 1 && text[0] == '0'))
+      auto index = table::priorityStep(text);
+      if (!py::isinstance<py::str>(step) || !index)
         throw fail("function '" + function + "': step '" + text + "' is not an index");
       if (!(py::isinstance<py::float_>(multiplier) || py::isinstance<py::int_>(multiplier)) ||
           py::isinstance<py::bool_>(multiplier))
         throw fail("function '" + function + "': step " + text + ": the multiplier is not a "
                    "number");
-      kept[std::stoull(text)] = multiplier.cast<double>();
+      kept[*index] = multiplier.cast<double>();
     }
   }
   return out;

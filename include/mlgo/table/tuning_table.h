@@ -113,6 +113,10 @@ struct TuningEntry {
 /// Whether `text` is a SHA-256 in hex: 64 lower-case hex digits.
 bool isDigest(std::string_view text);
 
+/// The question index a step key of an entry's `priorities` names: decimal
+/// digits without sign or leading zeros that fit 64 bits; none otherwise.
+std::optional<uint64_t> priorityStep(std::string_view text);
+
 /// The entries file stem of entries whose first observation hashes to
 /// `first`: its first 16 characters.
 std::string entryKey(std::string_view first);
