@@ -192,18 +192,10 @@ def pick(a: argparse.Namespace, recipe: dict, tree: str, work: str, logs: str, f
         shlex.quote(f"{var}={flags}") for var in ("CFLAGS", "MOREFLAGS"))
     build = (f'make clean > /dev/null && make -j{os.cpu_count() or 2} '
              f'CC="{bench.LAUNCH} --tuning=$MLGO_TUNING -- clang-22"{extra} > /dev/null')
-    t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "pick",
-                        f"--tuning={tuning}", f"--corpus={corpus}", f"--directory={where}",
-                        f"--build={build}", f"--workload={' && '.join(steps)}",
-                        f"--candidates={a.candidates}", f"--timeout={a.pick_timeout}",
-                        f"--workers={a.workers}"],
-                       env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
-                       capture_output=True, text=True)
-    bench.say(r.stdout.rstrip())
-    if r.returncode != 0:
-        raise SystemExit(f"bench/tune_pgo: tune pick failed: {r.stderr[-2000:]}")
-    bench.say(f"pick: {time.perf_counter() - t0:.0f} s wall")
+    run_tune("pick", [f"--tuning={tuning}", f"--corpus={corpus}", f"--directory={where}",
+                      f"--build={build}", f"--workload={' && '.join(steps)}",
+                      f"--candidates={a.candidates}", f"--timeout={a.pick_timeout}",
+                      f"--workers={a.workers}"])
     return static
 
 
@@ -261,21 +253,27 @@ def arguments() -> tuple[argparse.Namespace, dict]:
     return a, recipe
 
 
+def run_tune(step: str, args: list[str]) -> None:
+    """`python -m mlgo_env.tune [STEP] ARGS` with the checkout's package: its output said,
+    its wall time after it; SystemExit with its error output when it fails."""
+    t0 = time.perf_counter()
+    r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", *([step] if step else []),
+                        *args],
+                       env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
+                       capture_output=True, text=True)
+    bench.say(r.stdout.rstrip())
+    if r.returncode != 0:
+        raise SystemExit(f"bench/tune_pgo: tune{' ' + step if step else ''} failed: "
+                         f"{r.stderr[-2000:]}")
+    bench.say(f"{step or 'tune'}: {time.perf_counter() - t0:.0f} s wall")
+
+
 def tune_step(a: argparse.Namespace, corpus: str, tuning: str) -> None:
     """Step 3: `python -m mlgo_env.tune` on the captured corpus (SystemExit if it fails)."""
-    t0 = time.perf_counter()
-    tune = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", f"--problem={a.problem}",
-                           f"--corpus={corpus}", f"--output={tuning}", f"--minutes={a.minutes}",
-                           f"--workers={a.workers}", "--progress-every=120",
-                           "--no-replay-file"] +
-                          ([f"--regalloc-score={a.regalloc_score}"]
-                           if a.problem == "regalloc" else []),
-                          env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
-                          capture_output=True, text=True)
-    bench.say(tune.stdout.rstrip())
-    if tune.returncode != 0:
-        raise SystemExit(f"bench/tune_pgo: tune failed: {tune.stderr[-2000:]}")
-    bench.say(f"tune: {time.perf_counter() - t0:.0f} s wall")
+    run_tune("", [f"--problem={a.problem}", f"--corpus={corpus}", f"--output={tuning}",
+                  f"--minutes={a.minutes}", f"--workers={a.workers}", "--progress-every=120",
+                  "--no-replay-file"] +
+             ([f"--regalloc-score={a.regalloc_score}"] if a.problem == "regalloc" else []))
 
 
 def build_all(recipe: dict, tree: str, work: str, logs: str, flags: str,
@@ -301,17 +299,9 @@ def priorities_step(a: argparse.Namespace, work: str, corpus: str, table: str) -
     out = os.path.join(work, "tuning-priorities")
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(table, out)
-    t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/python3", "-m", "mlgo_env.tune", "priorities",
-                        f"--tuning={out}", f"--corpus={corpus}", f"--minutes={a.priorities}",
-                        f"--workers={a.workers}"] +
-                       ([f"--modules={a.priority_modules}"] if a.priority_modules else []),
-                       env=dict(os.environ, PYTHONPATH=os.path.join(bench.CHECKOUT, "python")),
-                       capture_output=True, text=True)
-    bench.say(r.stdout.rstrip())
-    if r.returncode != 0:
-        raise SystemExit(f"bench/tune_pgo: tune priorities failed: {r.stderr[-2000:]}")
-    bench.say(f"priorities: {time.perf_counter() - t0:.0f} s wall")
+    run_tune("priorities", [f"--tuning={out}", f"--corpus={corpus}",
+                            f"--minutes={a.priorities}", f"--workers={a.workers}"] +
+             ([f"--modules={a.priority_modules}"] if a.priority_modules else []))
     return out
 
 

@@ -104,12 +104,13 @@ def scratch_dir(temp_dir: str | None, remote: str | None) -> str | None:
 
 def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | None,
                 temp_dir: str | None = None, ir2vec_vocab: str | None = None,
-                regalloc_score: str | None = None) -> Callable[[], Any]:
+                regalloc_score: str | None = None, **options: Any) -> Callable[[], Any]:
     """A function making one environment (in-process, or connected to `remote`);
     `temp_dir` is the compilers' scratch directory (in-process only); `ir2vec_vocab`
     (a vocabulary path or "default") adds the IR2Vec embeddings to inlining observations
     (in-process only; a server has its own); `regalloc_score` ("llvm", "instructions", "executed";
-    None: the environment's default) is the regalloc problems' score (in-process only)."""
+    None: the environment's default) is the regalloc problems' score (in-process only);
+    `options`: further mlgo_env.make options (in-process only; None ones are left out)."""
     import mlgo_env  # the package's entry point; imported late so policy tools need no core
 
     def make() -> Any:
@@ -124,6 +125,7 @@ def env_factory(problem: str, corpus: str, remote: str | None, cache_dir: str | 
             kwargs["ir2vec_vocab"] = ir2vec_vocab
         if regalloc_score:
             kwargs["regalloc_score"] = regalloc_score
+        kwargs.update((k, v) for k, v in options.items() if v is not None)
         return mlgo_env.make(problem, **kwargs)
     return make
 

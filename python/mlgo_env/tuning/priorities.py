@@ -144,7 +144,6 @@ def _settle(out: PriorityOutcome, current: Entry | None, margin: float) -> Prior
     earlier = float(current.tuned_score)
     if earlier < out.alone * (1.0 - margin) and (not out.kept or earlier <= out.joint):
         out.entry, out.kept = current, True
-        out.why = ""
         out.note = f"an earlier run's joint decisions ({earlier:.6g}) kept"
     return out
 
@@ -173,15 +172,16 @@ def _choose(o: PriorityOptions, states: dict[str, dict], say: Callable[[str], No
     if not states:
         raise ValueError(f"{o.tuning}: no module searched by tune with this compiler and "
                          "corpus (run tune first)")
-    names, files = sorted(states), {}
-    for m in sorted(states):
-        files.setdefault(main_file(o.corpus, m) or m, m)
-    path, _ = corpus_profile(o.corpus, names)
+    sources = {m: main_file(o.corpus, m) for m in sorted(states)}
+    first: dict[str, str] = {}  # each source file's first module by name
+    for m, source in sources.items():
+        first.setdefault(source or m, m)
+    path, _ = corpus_profile(o.corpus, sorted(states))
     weights = read_profile_weights(path, profdata_tool(o.clang)) if path else None
     if weights is None:
-        return sorted(files.values(), key=lambda m: -float(states[m]["default_score"]))[:o.top]
-    shares = {m: weights.share(states[m].get("search", {}).get("incumbents", {}),
-                               main_file(o.corpus, m)) for m in files.values()}
+        return sorted(first.values(), key=lambda m: -float(states[m]["default_score"]))[:o.top]
+    shares = {m: weights.share(states[m].get("search", {}).get("incumbents", {}), sources[m])
+              for m in first.values()}
     hot = sorted((m for m, share in shares.items() if share > 0), key=lambda m: -shares[m])
     if not hot:
         raise ValueError(f"the profile {path} counts nothing in the searched modules")
@@ -190,13 +190,8 @@ def _choose(o: PriorityOptions, states: dict[str, dict], say: Callable[[str], No
 
 
 def _environment(o: PriorityOptions, problem: str, score: str | None, **extra: Any) -> Any:
-    import mlgo_env
-    kwargs: dict[str, Any] = {"jobs": 1, **extra}
-    for key, value in (("cache_dir", o.cache_dir), ("clang", o.clang),
-                       ("temp_dir", ep.scratch_dir(o.temp_dir, None)), ("regalloc_score", score)):
-        if value:
-            kwargs[key] = value
-    return mlgo_env.make(problem, o.corpus, **kwargs)
+    return ep.env_factory(problem, o.corpus, None, o.cache_dir, ep.scratch_dir(o.temp_dir, None),
+                          None, score, clang=o.clang, **extra)()
 
 
 def _alone_entry(current: Entry | None, state: dict) -> dict | None:
